@@ -1,0 +1,5 @@
+"""Entry point for ``python -m generator``."""
+
+from generator.cli import main
+
+raise SystemExit(main())

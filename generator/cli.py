@@ -1,0 +1,248 @@
+"""Command-line interface: parse arguments, call the library, map known errors to exit codes.
+
+Exit codes: 0 success, 1 invalid records / stale files / failed run / nothing found,
+2 bad usage or input, 130 interrupted. User errors print one line, never a traceback.
+Commands import torch only when they need it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from generator import paths
+from generator.errors import InvalidRecords, NotFound, UserError
+from generator.taxonomy import CATEGORIES, DEVICES, TAGS
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _print(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(paths.ROOT))
+    except ValueError:
+        return str(path)
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from generator.records import validate
+
+    tips, problems = validate([Path(p) for p in args.paths] or None)
+    if problems:
+        raise InvalidRecords(problems)
+    _print(f"{len(tips)} record(s) valid.")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from generator.records import load_tips
+
+    tips = [
+        t
+        for t in load_tips()
+        if (args.category is None or t.category == args.category)
+        and (args.tag is None or args.tag in t.tags)
+        and (args.device is None or args.device in t.hardware.devices)
+    ]
+    if args.json:
+        _print(json.dumps([t.model_dump(mode="json") for t in tips], ensure_ascii=False, indent=2))
+        return 0
+    if not tips:
+        raise NotFound("no tip matches these filters")
+    width = max(len(t.id or "") for t in tips)
+    for t in tips:
+        devices = ",".join(t.hardware.devices)
+        title = t.title.get(args.lang)
+        _print(f"{t.id:<{width}}  {t.category:<15} {devices:<14} {title}")
+    _print(f"\n{len(tips)} tip(s).")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from generator.records import get_tip
+    from generator.terminal import render_tip
+
+    sys.stdout.write(render_tip(get_tip(args.id), args.lang))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from generator.records import load_tips
+    from generator.search import search
+
+    query = " ".join(args.query)
+    hits = search(load_tips(), query, lang=args.lang, limit=args.limit)
+    if args.json:
+        _print(json.dumps([h.__dict__ for h in hits], ensure_ascii=False, indent=2))
+        return 0 if hits else 1
+    if not hits:
+        raise NotFound(f"no tip matches {query!r}")
+    width = max(len(h.id) for h in hits)
+    for rank, hit in enumerate(hits, 1):
+        _print(f"{rank:>2}. {hit.id:<{width}}  {hit.title}")
+        _print(f"    {'':<{width}}  {hit.summary}")
+    return 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from generator.scaffold import new_tip
+
+    path = new_tip(args.id, args.category)
+    _print(f"created {_rel(path)}")
+    _print("Fill in every TODO, then run: python -m generator validate " + _rel(path))
+    return 0
+
+
+def cmd_snippets(args: argparse.Namespace) -> int:
+    from generator.generated import write_atomic, write_files
+    from generator.records import load_tips
+    from generator.snippets import snippet_files
+
+    if args.ids:
+        # Only these tips' snippets: handy while writing a tip when other records are mid-edit.
+        files = snippet_files(load_tips([paths.TIPS / f"{i}.yaml" for i in args.ids]))
+        for path, content in files.items():
+            write_atomic(path, content)
+            _print(f"wrote {_rel(path)}")
+        return 0
+    touched = write_files(load_tips())
+    for path in touched:
+        _print(f"wrote {_rel(path)}" if path.exists() else f"removed {_rel(path)}")
+    _print(f"{len(touched)} file(s) changed." if touched else "All generated files are up to date.")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from generator.generated import stale_files
+    from generator.records import load_tips
+
+    stale = stale_files(load_tips())
+    for path, why in stale:
+        sys.stderr.write(f"stale: {_rel(path)} ({why})\n")
+    if stale:
+        sys.stderr.write(
+            f"{len(stale)} generated file(s) are stale: run `python -m generator snippets`.\n"
+        )
+        return 1
+    _print("All generated files are up to date.")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from generator.harness import run_variant
+    from generator.records import get_tip
+    from generator.snippets import snippet_path
+
+    tip = get_tip(args.id)
+    variants = tip.variants()
+    if not variants:
+        raise UserError(f"{args.id} is advice only: it has no code to run")
+    names = [args.variant] if args.variant else list(variants)
+    failed = 0
+    for name in names:
+        if name not in variants:
+            raise UserError(f"{args.id} has no {name!r} snippet")
+        variant = variants[name]
+        filename = _rel(snippet_path(tip.id or "", name))
+        result = run_variant(variant.code, variant.checks, filename, device=args.device)
+        sys.stdout.write(result.output)
+        _print(f"{'ok' if result.ok else 'FAILED'}: {args.id} {name} on {args.device}")
+        failed += not result.ok
+    return 1 if failed else 0
+
+
+# --- parser ---------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m generator``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m generator",
+        description="The verified PyTorch tips knowledge base: validate the records in tips/, "
+        "search and show tips, and write the generated files.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, handler: Handler, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = add("validate", cmd_validate, "Check tip records against the schema and each other.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tips/)")
+
+    p = add("list", cmd_list, "List tips, optionally filtered.")
+    p.add_argument("--category", choices=sorted(CATEGORIES), help="only this category")
+    p.add_argument("--tag", choices=sorted(TAGS), metavar="TAG", help="only tips with this tag")
+    p.add_argument("--device", choices=sorted(DEVICES), help="only tips that run on this device")
+    p.add_argument("--lang", choices=["en", "zh"], default="en", help="title language")
+    p.add_argument("--json", action="store_true", help="print the full records as JSON")
+
+    p = add("show", cmd_show, "Show one tip in the terminal: why, caveats, before/after code.")
+    p.add_argument("id", help="tip id (the file name in tips/ without .yaml)")
+    p.add_argument("--lang", choices=["en", "zh"], default="en", help="language (default: en)")
+
+    p = add("search", cmd_search, "Full-text search over titles, summaries, prose, tags and code.")
+    p.add_argument("query", nargs="+", help="words, API names (no_grad) or Chinese (显存)")
+    p.add_argument(
+        "--lang",
+        choices=["auto", "en", "zh"],
+        default="auto",
+        help="language to search (default: zh for Chinese queries, else en)",
+    )
+    p.add_argument("--limit", type=_positive_int, default=10, help="most results (default: 10)")
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+
+    p = add("new", cmd_new, "Create tips/ID.yaml from the template (never overwrites).")
+    p.add_argument("id", help="new tip id: lowercase words joined by hyphens")
+    p.add_argument("--category", choices=sorted(CATEGORIES), default="training-loop")
+
+    p = add("snippets", cmd_snippets, "Write the generated files: snippets/ and tips/schema.json.")
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these tips' snippets (default: all)")
+    add("check", cmd_check, "Exit 1 naming each generated file that is stale.")
+
+    p = add("run", cmd_run, "Run a tip's snippets and checks the way the test suite does.")
+    p.add_argument("id", help="tip id")
+    p.add_argument("--variant", choices=["before", "after"], help="only this snippet")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="default: cpu")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except InvalidRecords as err:
+        for problem in err.problems:
+            sys.stderr.write(f"{problem}\n")
+        sys.stderr.write(f"{err}\n")
+        return err.exit_code
+    except UserError as err:
+        sys.stderr.write(f"error: {err}\n")
+        return err.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,236 @@
+"""The tip record schema: one pydantic model, exported as ``tips/schema.json``.
+
+Unknown keys are errors everywhere (``extra="forbid"``) and every field carries a
+description, which editors show as a tooltip once the YAML file points at the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from generator.taxonomy import CATEGORIES, COMPOSE_FEATURES, DEVICES, IMPACTS, SEEDS, TAGS
+
+ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_PLACEHOLDER = "TODO"
+
+Category = Literal[tuple(CATEGORIES)]  # type: ignore[valid-type]
+Tag = Literal[tuple(TAGS)]  # type: ignore[valid-type]
+Impact = Literal[tuple(IMPACTS)]  # type: ignore[valid-type]
+Device = Literal[tuple(DEVICES)]  # type: ignore[valid-type]
+Seed = Literal[tuple(SEEDS)]  # type: ignore[valid-type]
+Feature = Literal[tuple(COMPOSE_FEATURES)]  # type: ignore[valid-type]
+TipId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+PythonCode = Annotated[str, StringConstraints(min_length=1)]
+
+
+class Strict(BaseModel):
+    """Base for every record part: unknown keys are errors, values are not coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Text(Strict):
+    """A human-readable text in English and Chinese; both are required and non-empty."""
+
+    en: str = Field(description="English text (Markdown where the field allows it).")
+    zh: str = Field(
+        description="Chinese text, written for Chinese-speaking engineers, not a gloss."
+    )
+
+    @field_validator("en", "zh")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        if _PLACEHOLDER in value:
+            raise ValueError(f"still contains the {_PLACEHOLDER} placeholder of the template")
+        return value.strip()
+
+    @field_validator("zh")
+    @classmethod
+    def _is_chinese(cls, value: str) -> str:
+        if not _CJK.search(value):
+            raise ValueError("has no Chinese characters: translate it")
+        return value
+
+    def get(self, lang: str) -> str:
+        """Return the text in ``lang`` (``en`` or ``zh``)."""
+        return self.zh if lang == "zh" else self.en
+
+
+class Line(Text):
+    """A one-line bilingual text (no line breaks)."""
+
+    @field_validator("en", "zh")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if "\n" in value.strip():
+            raise ValueError("must be a single line")
+        return value
+
+
+class Hardware(Strict):
+    """Where the tip applies, where the harness runs it, and where its benefit shows."""
+
+    devices: list[Device] = Field(
+        min_length=1,
+        description="Devices the snippets run on and are tested on: cpu, cuda, multi-gpu. "
+        "A tip without `cpu` is skipped on CPU-only machines, with `notes` as the reason.",
+    )
+    min_compute_capability: float | None = Field(
+        default=None,
+        ge=3.0,
+        description="Lowest CUDA compute capability where the tip pays off (8.0 for bf16, TF32).",
+    )
+    notes: Text | None = Field(
+        default=None,
+        description="Where the benefit appears and where it does not (e.g. 'speed-up on Tensor "
+        "Core GPUs only'). Required when `devices` lacks cpu.",
+    )
+
+    @model_validator(mode="after")
+    def _notes_when_not_cpu(self) -> Hardware:
+        if "cpu" not in self.devices and self.notes is None:
+            raise ValueError("notes are required when devices lacks cpu (they are the skip reason)")
+        return self
+
+
+class Variant(Strict):
+    """One runnable snippet (the `before` or the `after` form) and the checks of its claim."""
+
+    code: PythonCode = Field(
+        description="Self-contained, runnable Python: imports included, tiny sizes, seconds on a "
+        "2-core CPU. Use `device = 'cuda' if torch.cuda.is_available() else 'cpu'` where it helps."
+    )
+    explain: Text | None = Field(default=None, description="What this code does, and why.")
+    checks: PythonCode | None = Field(
+        default=None,
+        description="Python run after `code` in the same namespace; `assert`s the tip's claim "
+        "(e.g. the stored loss has no grad_fn). Must be able to fail.",
+    )
+    no_checks: Text | None = Field(
+        default=None,
+        description="Why the claim cannot be asserted here (e.g. a speed-up that only a GPU shows). "
+        "Give either `checks` or `no_checks` for the `after` form.",
+    )
+
+    @field_validator("code", "checks")
+    @classmethod
+    def _normalise(cls, value: str | None) -> str | None:
+        # Syntax is checked by generator.records, which can point at the exact file line.
+        return None if value is None else value.strip("\n") + "\n"
+
+    @model_validator(mode="after")
+    def _checks_xor_reason(self) -> Variant:
+        if self.checks is not None and self.no_checks is not None:
+            raise ValueError("give either checks or no_checks, not both")
+        return self
+
+
+class Source(Strict):
+    """Where the advice comes from: a seed document or a web page."""
+
+    seed: Seed | None = Field(default=None, description="Seed document prefix (000-004).")
+    url: Annotated[str, StringConstraints(pattern=r"^https://\S+$")] | None = Field(
+        default=None, description="https link to documentation or an article."
+    )
+    title: str | None = Field(default=None, description="Title of the linked page.")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Source:
+        if (self.seed is None) == (self.url is None):
+            raise ValueError("give exactly one of seed or url")
+        if self.url is not None and not self.title:
+            raise ValueError("a url source needs a title")
+        return self
+
+
+class Tip(Strict):
+    """One PyTorch training tip: the single source of its page, snippets and tests."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema"},
+    )
+
+    id: TipId | None = Field(
+        default=None, description="Optional; when present it must equal the file name stem."
+    )
+    category: Category = Field(description="The one category the tip is filed under.")
+    tags: list[Tag] = Field(min_length=1, description="Search and index tags, from the fixed list.")
+    impact: list[Impact] = Field(min_length=1, description="What the tip improves.")
+    title: Line = Field(
+        description="Short imperative title, e.g. 'Zero gradients by setting them to None'."
+    )
+    summary: Line = Field(description="One line: the advice and its payoff.")
+    rationale: Text = Field(
+        description="Markdown: why it works, with the mechanism, not just the claim."
+    )
+    hardware: Hardware = Field(
+        description="Devices, compute capability and where the benefit shows."
+    )
+    caveats: list[Text] = Field(
+        default_factory=list, description="When the tip hurts, what breaks, numerical differences."
+    )
+    before: Variant | None = Field(default=None, description="The common mistake or the slow form.")
+    after: Variant | None = Field(default=None, description="The recommended form.")
+    no_code: Text | None = Field(
+        default=None,
+        description="For advice-only tips (rare): why there is no code. Excludes before/after.",
+    )
+    sources: list[Source] = Field(
+        min_length=1, description="Seed documents and documentation pages."
+    )
+    min_torch: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+$")] | None = Field(
+        default=None, description="Oldest torch version (major.minor) the after code needs."
+    )
+    related: list[TipId] = Field(default_factory=list, description="Ids of related tips.")
+    compose: Feature | None = Field(
+        default=None,
+        description="Composer feature applying this tip in a generated train.py "
+        "(`always` for practices every script follows).",
+    )
+
+    @field_validator("tags", "impact", "related", "caveats")
+    @classmethod
+    def _unique(cls, value: list[Any]) -> list[Any]:
+        if len(set(map(str, value))) != len(value):
+            raise ValueError("has duplicate entries")
+        return value
+
+    @model_validator(mode="after")
+    def _code_shape(self) -> Tip:
+        if self.no_code is not None:
+            if self.before is not None or self.after is not None:
+                raise ValueError("no_code excludes before and after")
+            return self
+        if self.after is None:
+            raise ValueError("give `after` code, or `no_code` with the reason there is none")
+        if self.after.checks is None and self.after.no_checks is None:
+            raise ValueError("after needs `checks` (asserting the claim) or `no_checks` (why not)")
+        return self
+
+    def variants(self) -> dict[str, Variant]:
+        """The snippets of this tip by name (``before``/``after``), in that order."""
+        return {k: v for k, v in (("before", self.before), ("after", self.after)) if v is not None}
+
+
+def json_schema() -> str:
+    """Return the JSON Schema of a tip record, as the text written to ``tips/schema.json``."""
+    schema = Tip.model_json_schema()
+    schema["title"] = "PyTorch tip record"
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

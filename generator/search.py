@@ -1,0 +1,121 @@
+"""Ranked full-text search over the tips, in English and Chinese.
+
+Ranking is SQLite FTS5's BM25 (from the standard library), with titles weighted above
+summaries, tags, code and prose. English text goes through the Porter stemmer and keeps
+``_`` inside tokens, so ``no_grad`` and ``set_to_none`` match as API names. Chinese text has
+no spaces between words, so it is segmented with jieba before indexing, and so is the query.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generator.schema import Tip
+from generator.taxonomy import CATEGORIES, TAGS
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_COLUMNS = ("id", "title", "summary", "tags", "code", "body")
+#: BM25 weight per column, in the order of _COLUMNS (the id is indexed but not weighted).
+_WEIGHTS = (0.0, 10.0, 5.0, 4.0, 2.0, 1.0)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result."""
+
+    id: str
+    title: str
+    summary: str
+    score: float
+
+
+def detect_lang(query: str) -> str:
+    """``zh`` if the query contains Chinese characters, else ``en``."""
+    return "zh" if _CJK.search(query) else "en"
+
+
+def _segment(text: str) -> str:
+    """Put spaces between Chinese words (jieba's search mode) so FTS5 sees words."""
+    if not _CJK.search(text):
+        return text
+    import jieba  # imported lazily: it costs half a second and English search needs none of it
+
+    jieba.setLogLevel(logging.WARNING)
+    return " ".join(tok for tok in jieba.cut_for_search(text) if tok.strip())
+
+
+def _row(tip: Tip, lang: str) -> tuple[str, ...]:
+    prose = [tip.rationale.get(lang), *(c.get(lang) for c in tip.caveats)]
+    for variant in tip.variants().values():
+        if variant.explain:
+            prose.append(variant.explain.get(lang))
+    if tip.hardware.notes:
+        prose.append(tip.hardware.notes.get(lang))
+    if tip.no_code:
+        prose.append(tip.no_code.get(lang))
+    tags = [t for tag in tip.tags for t in (tag, TAGS[tag].en, TAGS[tag].get(lang))]
+    tags += [tip.category, CATEGORIES[tip.category].get(lang)]
+    code = "\n".join(v.code for v in tip.variants().values())
+    fields = (
+        (tip.id or "").replace("-", " "),
+        tip.title.get(lang),
+        tip.summary.get(lang),
+        " ".join(tags),
+        code,
+        "\n".join(prose),
+    )
+    return tuple(_segment(f) if lang == "zh" else f for f in fields)
+
+
+def _fts_query(query: str, lang: str, joiner: str) -> str:
+    text = _segment(query) if lang == "zh" else query
+    terms = re.findall(r"[\w\u3400-\u9fff]+", text)
+    return f" {joiner} ".join(f'"{t}"' for t in terms)
+
+
+def build_index(tips: Sequence[Tip], lang: str) -> sqlite3.Connection:
+    """An in-memory FTS5 index of ``tips`` in ``lang``."""
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        f"CREATE VIRTUAL TABLE tips USING fts5({', '.join(_COLUMNS)}, "
+        "tokenize = \"porter unicode61 remove_diacritics 2 tokenchars '_'\")"
+    )
+    db.executemany(
+        f"INSERT INTO tips VALUES ({', '.join('?' * len(_COLUMNS))})",
+        [_row(t, lang) for t in tips],
+    )
+    return db
+
+
+def search(tips: Sequence[Tip], query: str, lang: str = "auto", limit: int = 10) -> list[Hit]:
+    """Rank ``tips`` for ``query``; best first, at most ``limit``.
+
+    All query words must match; when no tip has all of them, tips matching any word are
+    ranked instead, so a long natural-language query still finds something.
+    """
+    lang = detect_lang(query) if lang == "auto" else lang
+    if not re.search(r"[\w\u3400-\u9fff]", query):
+        return []
+    db = build_index(tips, lang)
+    weights = ", ".join(str(w) for w in _WEIGHTS)
+    rows: list[tuple[str, float]] = []
+    for joiner in ("AND", "OR"):
+        match = _fts_query(query, lang, joiner)
+        if not match:
+            return []
+        rows = db.execute(
+            f"SELECT rowid, bm25(tips, {weights}) AS score FROM tips WHERE tips MATCH ? "
+            "ORDER BY score LIMIT ?",
+            (match, limit),
+        ).fetchall()
+        if rows:
+            break
+    ordered = [tips[rowid - 1] for rowid, _ in rows]
+    return [
+        Hit(t.id or "", t.title.get(lang), t.summary.get(lang), -score)
+        for t, (_, score) in zip(ordered, rows, strict=True)
+    ]

@@ -1,0 +1,143 @@
+"""Fixed vocabularies of the tip records: categories, tags, impacts, devices, seeds, features.
+
+Every list here is part of the record schema (they become enums in ``tips/schema.json``),
+so adding a tag or a category is a one-line change in this file and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Label(NamedTuple):
+    """A bilingual display label."""
+
+    en: str
+    zh: str
+
+    def get(self, lang: str) -> str:
+        """The label in ``lang`` (``en`` or ``zh``)."""
+        return self.zh if lang == "zh" else self.en
+
+
+#: Categories, in navigation order, with their English and Chinese names.
+CATEGORIES: dict[str, Label] = {
+    "memory": Label("Memory", "显存与内存"),
+    "speed-compute": Label("Speed: compute", "提速：计算"),
+    "speed-data": Label("Speed: data loading", "提速：数据加载"),
+    "mixed-precision": Label("Mixed precision", "混合精度"),
+    "training-loop": Label("Training loop", "训练循环"),
+    "models": Label("Models and autograd", "模型与自动求导"),
+    "checkpoints": Label("Checkpoints", "检查点"),
+    "distributed": Label("Distributed training", "分布式训练"),
+    "debugging": Label("Debugging and profiling", "调试与性能分析"),
+    "reproducibility": Label("Reproducibility", "可复现性"),
+    "cpu-training": Label("CPU training", "CPU 训练"),
+}
+
+#: Tags a record may carry. Keep them short, lowercase and hyphenated.
+TAGS: dict[str, Label] = {
+    "activation-checkpointing": Label("activation checkpointing", "激活重计算"),
+    "allocator": Label("memory allocator", "内存分配器"),
+    "amp": Label("AMP", "自动混合精度"),
+    "augmentation": Label("data augmentation", "数据增强"),
+    "autograd": Label("autograd", "自动求导"),
+    "batch-size": Label("batch size", "批大小"),
+    "batchnorm": Label("BatchNorm", "BatchNorm"),
+    "benchmarking": Label("benchmarking", "基准测试"),
+    "bf16": Label("bfloat16", "bfloat16"),
+    "checkpoint": Label("checkpoint", "检查点"),
+    "clipping": Label("gradient clipping", "梯度裁剪"),
+    "compile": Label("torch.compile", "torch.compile"),
+    "conv": Label("convolution", "卷积"),
+    "cuda-graphs": Label("CUDA graphs", "CUDA Graph"),
+    "cudnn": Label("cuDNN", "cuDNN"),
+    "data-loading": Label("data loading", "数据加载"),
+    "ddp": Label("DDP", "分布式数据并行"),
+    "determinism": Label("determinism", "确定性"),
+    "device": Label("device placement", "设备放置"),
+    "distributions": Label("probability distributions", "概率分布"),
+    "dropout": Label("Dropout", "Dropout"),
+    "eval": Label("evaluation", "评估"),
+    "fine-tuning": Label("fine-tuning", "微调"),
+    "fp16": Label("float16", "float16"),
+    "fusion": Label("kernel fusion", "算子融合"),
+    "gradient-accumulation": Label("gradient accumulation", "梯度累积"),
+    "gradients": Label("gradients", "梯度"),
+    "hooks": Label("hooks", "钩子"),
+    "in-place": Label("in-place ops", "原地操作"),
+    "inference": Label("inference", "推理"),
+    "initialization": Label("initialization", "初始化"),
+    "logging": Label("logging", "日志"),
+    "memory-format": Label("memory format", "内存布局"),
+    "memory-leak": Label("memory leak", "内存泄漏"),
+    "metrics": Label("metrics", "评估指标"),
+    "module": Label("nn.Module", "nn.Module"),
+    "numa": Label("NUMA", "NUMA"),
+    "numpy": Label("NumPy", "NumPy"),
+    "oom": Label("out of memory", "显存不足"),
+    "optimizer": Label("optimizer", "优化器"),
+    "parameters": Label("parameters", "参数"),
+    "profiling": Label("profiling", "性能分析"),
+    "sampler": Label("sampler", "采样器"),
+    "security": Label("security", "安全"),
+    "seeding": Label("seeding", "随机种子"),
+    "serialization": Label("serialization", "序列化"),
+    "storage": Label("storage", "存储"),
+    "sync": Label("CPU-GPU sync", "CPU-GPU 同步"),
+    "tensor-basics": Label("tensor basics", "张量基础"),
+    "tensor-cores": Label("Tensor Cores", "Tensor Core"),
+    "tf32": Label("TF32", "TF32"),
+    "threads": Label("CPU threads", "CPU 线程"),
+    "timing": Label("timing", "计时"),
+    "variable-length": Label("variable-length inputs", "变长输入"),
+    "weight-decay": Label("weight decay", "权重衰减"),
+}
+
+#: What a tip improves.
+IMPACTS: dict[str, Label] = {
+    "speed": Label("speed", "速度"),
+    "memory": Label("memory", "显存/内存"),
+    "correctness": Label("correctness", "正确性"),
+    "security": Label("security", "安全"),
+    "readability": Label("readability", "可读性"),
+}
+
+#: Where a tip applies and where the harness runs it.
+DEVICES: dict[str, Label] = {
+    "cpu": Label("CPU", "CPU"),
+    "cuda": Label("CUDA GPU", "CUDA GPU"),
+    "multi-gpu": Label("several GPUs", "多 GPU"),
+}
+
+#: The seed documents in ``shared/seeds/``, by prefix.
+SEEDS: dict[str, str] = {
+    "000": "000_494536ab79b386a7.txt",
+    "001": "001_dfe5462a10d60035.txt",
+    "002": "002_ab886e9c2600b73f.txt",
+    "003": "003_c3a4e410422a992e.txt",
+    "004": "004_ef0790627b2f324f.txt",
+}
+
+#: Composer features a tip can belong to, with the ``compose`` flag that applies it.
+#: ``always`` marks practices every generated script follows without a flag.
+COMPOSE_FEATURES: dict[str, str | None] = {
+    "always": None,
+    "amp": "--amp",
+    "accum": "--accum 4",
+    "ddp": "--ddp",
+    "compile": "--compile",
+    "channels-last": "--channels-last",
+    "activation-checkpointing": "--activation-checkpointing",
+    "clip-grad-norm": "--clip-grad-norm 1.0",
+    "tf32": "--tf32",
+    "cudnn-benchmark": "--cudnn-benchmark",
+    "deterministic": "--deterministic",
+    "seed": "--seed 0",
+    "workers": "--workers 4",
+    "fused-optimizer": "--fused-optimizer",
+    "no-decay-norm-bias": "--no-decay-norm-bias",
+    "profile": "--profile",
+    "memory-stats": "--memory-stats",
+    "eval-every": "--eval-every 100",
+}
