@@ -161,6 +161,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_build(args: argparse.Namespace) -> int:
+    import time
+
+    from generator.records import load_tips
+    from generator.site import build_site, write_pages
+
+    start = time.perf_counter()
+    tips = load_tips()  # fail here, with file:line problems, before MkDocs starts
+    write_pages(tips)
+    rc = build_site(strict=True, site_dir=Path(args.site_dir) if args.site_dir else None)
+    if rc:
+        sys.stderr.write("error: mkdocs build --strict failed (see the messages above)\n")
+        return 1
+    where = args.site_dir or "site/"
+    _print(
+        f"Built {len(tips)} tips x 2 languages into {where} in {time.perf_counter() - start:.1f} s."
+    )
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from generator.site import serve_site
+
+    if not args.no_build and cmd_build(argparse.Namespace(site_dir=None)):
+        return 1
+    serve_site(paths.ROOT / "site", host=args.host, port=args.port)
+    return 0
+
+
 # --- parser ---------------------------------------------------------------------------------
 
 
@@ -210,6 +239,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("snippets", cmd_snippets, "Write the generated files: snippets/ and tips/schema.json.")
     p.add_argument("ids", nargs="*", metavar="ID", help="only these tips' snippets (default: all)")
     add("check", cmd_check, "Exit 1 naming each generated file that is stale.")
+
+    p = add("build", cmd_build, "Render the pages from tips/ and build the site (strict).")
+    p.add_argument("--site-dir", help="output folder (default: site/)")
+
+    p = add("serve", cmd_serve, "Build the site, then serve it on http://127.0.0.1:8000.")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    p.add_argument("--no-build", action="store_true", help="serve the existing site/ as it is")
 
     p = add("run", cmd_run, "Run a tip's snippets and checks the way the test suite does.")
     p.add_argument("id", help="tip id")

@@ -6,9 +6,10 @@ it is missing, or when it sits in a generated folder without a record behind it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from generator import paths
@@ -18,16 +19,11 @@ from generator.snippets import snippet_files
 #: Folders whose whole content is generated: any file there that is not expected is stale.
 MANAGED_DIRS: tuple[Path, ...] = (paths.SNIPPETS,)
 
-#: Extra renderers (added by other modules, e.g. the site pages): tips -> {path: content}.
-RENDERERS: list[Callable[[Sequence[Tip]], dict[Path, str]]] = []
-
 
 def expected_files(tips: Sequence[Tip]) -> dict[Path, str]:
     """All generated files and their expected content."""
     files = {paths.SCHEMA_JSON: json_schema()}
     files.update(snippet_files(tips))
-    for renderer in RENDERERS:
-        files.update(renderer(tips))
     return files
 
 
@@ -67,17 +63,23 @@ def write_atomic(path: Path, content: str) -> None:
         raise
 
 
-def write_files(tips: Sequence[Tip], managed: Sequence[Path] = MANAGED_DIRS) -> list[Path]:
-    """Write every generated file that changed and remove orphans; return the paths touched."""
-    expected = expected_files(tips)
+def write_managed(files: dict[Path, str], managed: Sequence[Path]) -> list[Path]:
+    """Write the ``files`` that changed and delete files under ``managed`` that are not in
+    ``files``; return the paths written or removed."""
     touched = []
-    for path, content in sorted(expected.items()):
+    for path, content in sorted(files.items()):
         if not path.exists() or path.read_text(encoding="utf-8") != content:
             write_atomic(path, content)
             touched.append(path)
-    for orphan in _orphans(expected, managed):
-        orphan.unlink()
+    for orphan in _orphans(files, managed):
+        orphan.unlink(missing_ok=True)  # two builds may race to remove the same file
         touched.append(orphan)
-        if orphan.parent != paths.SNIPPETS and not any(orphan.parent.iterdir()):
-            orphan.parent.rmdir()
+        if orphan.parent not in managed and not any(orphan.parent.iterdir()):
+            with contextlib.suppress(OSError):
+                orphan.parent.rmdir()
     return touched
+
+
+def write_files(tips: Sequence[Tip], managed: Sequence[Path] = MANAGED_DIRS) -> list[Path]:
+    """Write every committed generated file that changed and remove orphans."""
+    return write_managed(expected_files(tips), managed)

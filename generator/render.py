@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import cache
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -20,6 +21,8 @@ def environment() -> Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    # JSON strings are valid YAML scalars: used for front matter, keeps Chinese readable.
+    env.filters["yaml_str"] = lambda value: json.dumps(str(value), ensure_ascii=False)
     return env
 
 

@@ -1,0 +1,61 @@
+"""MkDocs hooks: render the pages from tips/ before each build and localise the navigation.
+
+Registered in mkdocs.yml under ``hooks:``. A plain ``mkdocs build`` or ``mkdocs serve``
+straight after a clone therefore always shows the records as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.nav import Section
+
+from generator import paths
+from generator.errors import InvalidRecords
+from generator.records import load_tips
+from generator.site import nav, write_pages
+from generator.taxonomy import CATEGORIES
+
+log = logging.getLogger("mkdocs.hooks.generator")
+
+#: Section titles of the navigation in Chinese (pages take their titles from their H1).
+_ZH_SECTIONS = {label.en: label.zh for label in CATEGORIES.values()}
+_ZH_SECTIONS |= {"Tips": "技巧", "Reference": "参考"}
+
+
+@event_priority(100)
+def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
+    try:
+        tips = load_tips()
+    except InvalidRecords as err:
+        for problem in err.problems:
+            log.error("%s", problem)
+        raise PluginError(f"{err}: run `python -m generator validate`") from None
+    written = write_pages(tips)
+    if written:
+        log.info("generator: wrote %d page(s) from %d tip records", len(written), len(tips))
+    config["nav"] = nav(tips)
+    return config
+
+
+@event_priority(-200)  # after mkdocs-static-i18n (priority -100) has built the language's nav
+def on_nav(navigation, config, files):  # noqa: ANN001, ANN201
+    i18n = config.plugins.get("i18n")
+    if i18n is None or getattr(i18n, "current_language", "en") != "zh":
+        return navigation
+
+    def translate(items):  # noqa: ANN001, ANN202
+        for item in items:
+            if isinstance(item, Section):
+                item.title = _ZH_SECTIONS.get(item.title, item.title)
+                translate(item.children)
+
+    translate(navigation.items)
+    return navigation
+
+
+def on_serve(server, config, builder):  # noqa: ANN001, ANN201
+    server.watch(str(paths.TIPS))
+    return server

@@ -1,0 +1,130 @@
+"""The command-line interface: help everywhere, filters, clear errors, no torch at start-up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import paths
+from generator.cli import build_parser, main
+from tests.helpers import run_cli
+
+SUBCOMMANDS = sorted(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+
+
+def test_top_level_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for name in SUBCOMMANDS:
+        assert name in out
+
+
+@pytest.mark.parametrize("command", SUBCOMMANDS)
+def test_every_subcommand_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert f"usage: python -m generator {command}" in capsys.readouterr().out
+
+
+def test_list_filters_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--json"]) == 0
+    everything = json.loads(capsys.readouterr().out)
+    assert len(everything) >= 1
+    category = everything[0]["category"]
+    assert main(["list", "--category", category, "--json"]) == 0
+    some = json.loads(capsys.readouterr().out)
+    assert some and all(t["category"] == category for t in some)
+    assert main(["list", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert everything[0]["id"] in out or "tip(s)" in out
+    tag = everything[0]["tags"][0]
+    assert main(["list", "--tag", tag, "--json"]) == 0
+    assert all(tag in t["tags"] for t in json.loads(capsys.readouterr().out))
+
+
+def test_list_with_no_match_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from generator import records
+
+    only = [records.get_tip("zero-grad-set-to-none")]
+    monkeypatch.setattr(records, "load_tips", lambda: only)
+    assert main(["list", "--category", "memory"]) == 1
+    assert "no tip matches these filters" in capsys.readouterr().err
+
+
+def test_bad_choice_is_a_usage_error_without_traceback() -> None:
+    proc = run_cli("list", "--category", "nonsense")
+    assert proc.returncode == 2
+    assert "invalid choice" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_show_in_both_languages(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "zero-grad-set-to-none"]) == 0
+    en = capsys.readouterr().out
+    assert "Zero gradients by setting them to None" in en
+    assert "== Why ==" in en and "== After" in en and "set_to_none=True" in en
+    assert main(["show", "zero-grad-set-to-none", "--lang", "zh"]) == 0
+    zh = capsys.readouterr().out
+    assert "清零梯度" in zh and "== 原理 ==" in zh and "== 注意事项 ==" in zh
+
+
+def test_show_unknown_id_suggests(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "zero-grad-set-to-nne"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: no tip with id") and "zero-grad-set-to-none" in err
+
+
+def test_new_scaffolds_and_refuses_to_overwrite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(paths, "TIPS", tmp_path)
+    assert main(["new", "my-new-tip", "--category", "memory"]) == 0
+    created = tmp_path / "my-new-tip.yaml"
+    text = created.read_text(encoding="utf-8")
+    assert "category: memory" in text and text.startswith("# yaml-language-server")
+    capsys.readouterr()
+    created.write_text(text + "\n# my edits\n", encoding="utf-8")
+    assert main(["new", "my-new-tip"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert created.read_text(encoding="utf-8").endswith("# my edits\n")  # nothing lost
+    assert main(["new", "Bad_Id"]) == 2
+
+
+def test_a_fresh_scaffold_is_flagged_until_filled_in(tmp_path: Path) -> None:
+    from generator.records import validate
+    from generator.scaffold import new_tip
+
+    path = new_tip("half-written", tips_dir=tmp_path)
+    _, problems = validate([path])
+    assert any("TODO" in p.reason for p in problems)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["validate"], ["list"], ["search", "memory"], ["show", "zero-grad-set-to-none"]],
+    ids=lambda a: a[0],
+)
+def test_light_commands_do_not_import_torch(argv: list[str]) -> None:
+    code = (
+        "import sys, contextlib, io\n"
+        "from generator.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    rc = main({argv!r})\n"
+        "assert rc in (0, 1), rc\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_run_executes_a_tip_like_the_suite_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "zero-grad-set-to-none", "--variant", "after"]) == 0
+    assert "ok: zero-grad-set-to-none after on cpu" in capsys.readouterr().out

@@ -1,0 +1,71 @@
+"""Run every tip's snippets, then its checks, in a fresh process per tip × variant × device.
+
+Hardware needs are data in the records: a tip that does not list ``cpu`` gets no CPU case,
+and CUDA cases skip (with the record's reason) where no GPU exists. A collection that
+yields no snippet case fails instead of passing vacuously.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from generator.harness import run_variant
+from generator.records import load_tips
+
+TIPS = load_tips()
+
+
+@functools.cache
+def cuda_device_count() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _cases() -> list:
+    cases = []
+    for tip in TIPS:
+        devices = tip.hardware.devices
+        for name in tip.variants():
+            if "cpu" in devices:
+                cases.append(pytest.param(tip, name, "cpu", id=f"{tip.id}-{name}-cpu"))
+            if "cuda" in devices or "multi-gpu" in devices:
+                cases.append(pytest.param(tip, name, "cuda", id=f"{tip.id}-{name}-cuda"))
+    if not any(c.values[2] == "cpu" for c in cases):
+        # Nothing would run on a CPU-only machine: make that a failure, not a green run.
+        cases.append(pytest.param(None, "", "cpu", id="no-snippet-cases-collected"))
+    return cases
+
+
+def _skip_reason(tip, device: str) -> str | None:
+    if device != "cuda":
+        return None
+    need = 2 if tip.hardware.devices == ["multi-gpu"] else 1
+    if cuda_device_count() >= need:
+        return None
+    gpus = "several CUDA GPUs" if need > 1 else "a CUDA GPU"
+    if "cpu" in tip.hardware.devices:
+        return f"no {gpus} here; the CPU case of {tip.id} ran instead"
+    why = tip.hardware.notes.en if tip.hardware.notes else ""
+    return f"{tip.id} needs {gpus}, and there is none here. {why}".strip()
+
+
+@pytest.mark.parametrize(("tip", "variant", "device"), _cases())
+def test_snippet_runs_and_checks_hold(tip, variant: str, device: str) -> None:
+    assert tip is not None, "no snippet test was collected: tips/ has no runnable record"
+    reason = _skip_reason(tip, device)
+    if reason:
+        pytest.skip(reason)
+    code = tip.variants()[variant]
+    filename = f"snippets/{tip.id}/{variant}.py"
+    result = run_variant(code.code, code.checks, filename, device=device)
+    assert result.ok, f"{tip.id} {variant} on {device} failed:\n{result.output[-4000:]}"
+
+
+def test_every_tip_has_a_checked_after_snippet_or_says_why() -> None:
+    for tip in TIPS:
+        if tip.no_code is None:
+            assert tip.after is not None
+            assert tip.after.checks or tip.after.no_checks, tip.id

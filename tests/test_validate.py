@@ -1,0 +1,156 @@
+"""The validator: every bad input gives `file:line: field.path: reason`, exit 1, no traceback."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.records import validate
+from tests.helpers import example_record, run_cli, write_record
+
+PROBLEM_LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+): (?P<field>[^:]+): (?P<reason>.+)$")
+
+
+def _problems(stderr: str) -> list[re.Match[str]]:
+    lines = [ln for ln in stderr.splitlines() if ln and not ln.endswith("in the tip records")]
+    matches = [PROBLEM_LINE.match(ln) for ln in lines]
+    assert all(matches), f"not in file:line: field: reason form:\n{stderr}"
+    return matches  # type: ignore[return-value]
+
+
+def _validate_bad(path: Path) -> list[re.Match[str]]:
+    proc = run_cli("validate", str(path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    found = _problems(proc.stderr)
+    assert found, "a bad file must produce at least one problem line"
+    assert all(m["file"].endswith(path.name) for m in found)
+    return found
+
+
+BAD_FILES: dict[str, tuple[bytes, int, str]] = {
+    # name: (content, expected line, expected reason fragment)
+    "malformed": (b"category: memory\ntitle: [unclosed\nsummary: x\n", 3, "invalid YAML"),
+    "tab-indented": (b"title:\n\ten: Tabs\n", 2, "tabs are not allowed"),
+    "non-utf8": (b"category: memory\ntitle: caf\xe9\n", 2, "not valid UTF-8"),
+    "empty": (b"   \n\n", 1, "file is empty"),
+    "list-top-level": (b"- category: memory\n- title: x\n", 1, "expected a mapping"),
+    "duplicate-keys": (b"category: memory\ntags: [oom]\ncategory: models\n", 3, "duplicate key"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_FILES)
+def test_unreadable_files_fail_cleanly(tmp_path: Path, name: str) -> None:
+    content, line, reason = BAD_FILES[name]
+    path = tmp_path / f"{name}.yaml"
+    path.write_bytes(content)
+    (problem,) = _validate_bad(path)
+    assert int(problem["line"]) == line
+    assert reason in problem["reason"]
+
+
+@pytest.mark.parametrize("name", ["tip.yml", "tip.txt", "tip.json"])
+def test_a_file_that_is_not_yaml_is_rejected(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text("category: memory\n", encoding="utf-8")
+    (problem,) = _validate_bad(path)
+    assert "not a .yaml file" in problem["reason"]
+
+
+def test_a_misnamed_record_in_a_folder_is_not_silently_skipped(tmp_path: Path) -> None:
+    write_record(tmp_path, "good-one.yaml", example_record())
+    (tmp_path / "forgotten.yml").write_text("category: memory\n", encoding="utf-8")
+    _, problems = validate([tmp_path])
+    assert [p.file.endswith("forgotten.yml") for p in problems] == [True]
+
+
+def test_a_list_where_a_mapping_belongs(tmp_path: Path) -> None:
+    data = example_record()
+    data["title"] = ["Zero gradients", "清零梯度"]
+    path = write_record(tmp_path, "list-title.yaml", data)
+    (problem,) = _validate_bad(path)
+    assert problem["field"] == "title"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[int(problem["line"]) - 1].startswith("title:")
+
+
+def test_all_problems_are_reported_in_one_run(tmp_path: Path) -> None:
+    data = example_record()
+    data["category"] = "speed"  # not in the list
+    data["tags"] = ["gradients", "not-a-tag"]
+    data["summary"]["zh"] = "only English here"
+    data["title"]["en"] = ""
+    data["caveats"][1]["en"] = "   "
+    data["colour"] = "blue"
+    path = write_record(tmp_path, "many.yaml", data)
+    found = {m["field"]: m["reason"] for m in _validate_bad(path)}
+    assert set(found) == {
+        "category",
+        "tags[1]",
+        "summary.zh",
+        "title.en",
+        "caveats[1].en",
+        "colour",
+    }
+    assert "no Chinese characters" in found["summary.zh"]
+    assert "must not be empty" in found["title.en"]
+    assert "unknown key" in found["colour"]
+
+
+def test_unknown_key_suggests_the_right_one(tmp_path: Path) -> None:
+    data = example_record()
+    data["caveat"] = data.pop("caveats")
+    path = write_record(tmp_path, "typo.yaml", data)
+    found = {m["field"]: m["reason"] for m in _validate_bad(path)}
+    assert "did you mean 'caveats'?" in found["caveat"]
+
+
+def test_syntax_error_in_code_points_at_the_file_line(tmp_path: Path) -> None:
+    data = example_record()
+    data["after"]["code"] = "import torch\n\nfor i in range(3)\n    pass\n"
+    path = write_record(tmp_path, "bad-code.yaml", data)
+    (problem,) = _validate_bad(path)
+    text = path.read_text(encoding="utf-8").splitlines()
+    assert problem["field"] == "after.code"
+    assert text[int(problem["line"]) - 1].strip() == "for i in range(3)"
+
+
+def test_id_must_match_file_name_and_related_must_exist(tmp_path: Path) -> None:
+    data = example_record()
+    data["id"] = "something-else"
+    data["related"] = ["no-such-tip", "zero-grad-set-to-none"]
+    path = write_record(tmp_path, "mismatch.yaml", data)
+    found = {m["field"]: m["reason"] for m in _validate_bad(path)}
+    assert "must equal the file name" in found["id"]
+    assert "no tip with id 'no-such-tip'" in found["related[0]"]
+    assert "related[1]" not in found
+
+
+def test_duplicate_ids_across_folders(tmp_path: Path) -> None:
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        write_record(tmp_path / sub, "same-id.yaml", example_record())
+    _, problems = validate([tmp_path])
+    assert any("duplicate id" in p.reason for p in problems)
+
+
+def test_code_shape_rules(tmp_path: Path) -> None:
+    data = example_record()
+    del data["after"]
+    path = write_record(tmp_path, "no-after.yaml", data)
+    found = _validate_bad(path)
+    assert any("`after` code, or `no_code`" in m["reason"] for m in found)
+
+
+def test_the_real_records_are_valid() -> None:
+    tips, problems = validate()
+    assert problems == []
+    assert len(tips) >= 10
+
+
+def test_validate_succeeds_on_the_real_records_from_the_cli() -> None:
+    proc = run_cli("validate")
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^\d+ record\(s\) valid\.$", proc.stdout.strip())
