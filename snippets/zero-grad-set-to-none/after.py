@@ -16,4 +16,3 @@ for _ in range(3):
     optimizer.step()
 
 optimizer.zero_grad(set_to_none=True)
-

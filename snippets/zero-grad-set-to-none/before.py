@@ -17,4 +17,3 @@ for _ in range(3):
     loss = nn.functional.mse_loss(model(x), y)
     loss.backward()
     optimizer.step()
-

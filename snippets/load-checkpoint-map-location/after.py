@@ -1,0 +1,38 @@
+# Load checkpoints with map_location, so they open on any device (after)
+# Generated from tips/load-checkpoint-map-location.yaml by `python -m generator snippets`; do not edit by hand.
+# Run: python snippets/load-checkpoint-map-location/after.py
+import io
+
+import torch
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def make_model():
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+
+
+# Training machine: the weights live on the accelerator and are saved from there.
+torch.manual_seed(0)
+trained = make_model().to(device)
+buffer = io.BytesIO()  # stands in for a file such as "checkpoint.pt"
+torch.save({"model": trained.state_dict()}, buffer)
+
+
+def load_checkpoint(f, map_location="cpu"):
+    # Rebuild every storage on map_location, whatever device the file names.
+    return torch.load(f, map_location=map_location, weights_only=True)
+
+
+# Serving machine: load onto the CPU, then copy into a model on its own device.
+buffer.seek(0)
+checkpoint = load_checkpoint(buffer)
+model = make_model().to(device)
+model.load_state_dict(checkpoint["model"])
+model.eval()
+del checkpoint  # the CPU copy is no longer needed
+
+# Or straight onto the target device, skipping the host copy.
+buffer.seek(0)
+on_device = load_checkpoint(buffer, map_location=device)

@@ -1,0 +1,13 @@
+# Let float32 matmuls use TF32 Tensor Cores on Ampere and newer GPUs (before)
+# Generated from tips/tf32-matmul.yaml by `python -m generator snippets`; do not edit by hand.
+# Run: python snippets/tf32-matmul/before.py
+import torch
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+torch.manual_seed(0)
+model = nn.Sequential(
+    nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 8 * 8, 10)
+).to(device)
+x = torch.randn(32, 3, 8, 8, device=device)
+out = model(x)  # matmuls in full float32: no Tensor Cores
