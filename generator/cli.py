@@ -147,6 +147,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     variants = tip.variants()
     if not variants:
         raise UserError(f"{args.id} is advice only: it has no code to run")
+    runs_on = set(tip.hardware.devices) | (
+        {"cuda"} if "multi-gpu" in tip.hardware.devices else set()
+    )
+    if args.device not in runs_on:
+        raise UserError(
+            f"{args.id} does not run on {args.device} (hardware.devices: "
+            f"{', '.join(tip.hardware.devices)}); pass --device {sorted(runs_on)[0]}"
+        )
     names = [args.variant] if args.variant else list(variants)
     failed = 0
     for name in names:
@@ -187,6 +195,83 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not args.no_build and cmd_build(argparse.Namespace(site_dir=None)):
         return 1
     serve_site(paths.ROOT / "site", host=args.host, port=args.port)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import time
+
+    from generator import bench, results
+    from generator.generated import write_atomic
+    from generator.records import get_tip, load_tips
+
+    start = time.perf_counter()
+    bench.check_device(args.device)
+    tips = [get_tip(i) for i in args.ids] if args.ids else load_tips()
+    measured, skipped = bench.benchmarkable(tips, args.device)
+    for tip in tips:
+        if tip.bench is None and args.ids:
+            raise UserError(f"{tip.id} has no bench section: nothing to measure")
+    for tip in skipped:
+        assert tip.bench is not None and tip.bench.not_measurable is not None
+        reason = tip.bench.not_measurable.reason.en.splitlines()[0]
+        _print(f"skip {tip.id}: not measurable on {args.device}: {reason}")
+    if not measured:
+        raise NotFound(f"no tip to measure on {args.device}")
+    out = Path(args.out) if args.out else results.results_path(args.device)
+    run = bench.run(
+        measured,
+        device=args.device,
+        quick=args.quick,
+        num_threads=args.threads,
+        replicates=args.replicates,
+        progress=not args.no_progress,
+    )
+    old = results.read_results(out) if out.is_file() else None
+    merged = results.merge(old, run, replace=not args.ids)
+    write_atomic(out, results.dumps(merged))
+    failed = 0
+    width = max(len(t.id or "") for t in measured)
+    for tip_id, res in run.results.items():
+        if res.error:
+            failed += 1
+            _print(f"{tip_id:<{width}}  FAILED: {res.error}")
+            continue
+        assert res.time is not None
+        t = res.time
+        line = (
+            f"{tip_id:<{width}}  {t.before.median_s * 1e3:9.3f} ms -> {t.after.median_s * 1e3:9.3f} ms"
+            f"  x{t.ratio:.2f} ({t.low:.2f}-{t.high:.2f})  {t.verdict}"
+        )
+        if res.memory is not None:
+            m = res.memory
+            line += f"  | {m.before_bytes} -> {m.after_bytes} bytes {m.verdict}"
+        _print(line)
+    elapsed = time.perf_counter() - start
+    _print(f"\nwrote {_rel(out)}: {len(run.results)} tip(s) measured in {elapsed:.0f} s.")
+    return 1 if failed else 0
+
+
+def cmd_compose(args: argparse.Namespace) -> int:
+    from generator.compose import (
+        OutputExists,
+        compose,
+        options_from_args,
+        read_tips_by_feature,
+        write_script,
+    )
+
+    options = options_from_args(args)  # contradictions fail here, before anything is written
+    output = Path(args.output) if args.output else None
+    if output is not None and output.exists() and not args.force:
+        raise OutputExists(f"{args.output} exists: use --force to overwrite it")
+    name = output.name if output else "train.py"
+    text = compose(options, read_tips_by_feature(), script_name=name)
+    if output is None:
+        sys.stdout.write(text)
+        return 0
+    write_script(text, output, force=args.force)
+    sys.stderr.write(f"wrote {args.output}\n")
     return 0
 
 
@@ -247,6 +332,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
     p.add_argument("--no-build", action="store_true", help="serve the existing site/ as it is")
+
+    p = add("bench", cmd_bench, "Measure before vs after of speed and memory tips (writes JSON).")
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these tips (default: all)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="default: cpu")
+    p.add_argument("--quick", action="store_true", help="short timing: all tips in minutes")
+    p.add_argument(
+        "--out", metavar="FILE", help="results file (default: benchmarks/results/DEVICE.json)"
+    )
+    p.add_argument("--threads", type=_positive_int, help="torch threads while timing (default: 1)")
+    p.add_argument("--replicates", type=_positive_int, help="replicates (default: 5 quick, 7)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    p = add(
+        "compose",
+        cmd_compose,
+        "Write a train.py that applies the chosen tips, each block citing its tip.",
+    )
+    from generator.compose import add_arguments as add_compose_arguments
+
+    add_compose_arguments(p)
 
     p = add("run", cmd_run, "Run a tip's snippets and checks the way the test suite does.")
     p.add_argument("id", help="tip id")

@@ -16,13 +16,38 @@ from pydantic import ValidationError
 
 from generator import paths
 from generator.errors import InvalidRecords, NotFound, Problem
-from generator.schema import ID_PATTERN, Hardware, Source, Text, Tip, Variant
+from generator.schema import (
+    ID_PATTERN,
+    Bench,
+    BenchMemory,
+    Hardware,
+    NotMeasurable,
+    Reported,
+    Source,
+    Text,
+    Tip,
+    Variant,
+)
 from generator.yamlio import Document, Loc, YamlProblem, read_document
 
 #: Files in ``tips/`` that are not records.
 NOT_RECORDS = {"schema.json", "README.md"}
 _FIELD_NAMES = sorted(
-    {name for model in (Tip, Text, Hardware, Variant, Source) for name in model.model_fields}
+    {
+        name
+        for model in (
+            Tip,
+            Text,
+            Hardware,
+            Variant,
+            Source,
+            Bench,
+            BenchMemory,
+            Reported,
+            NotMeasurable,
+        )
+        for name in model.model_fields
+    }
 )
 
 
@@ -85,20 +110,33 @@ def _reason(error: dict) -> str:
     return msg.removeprefix("Value error, ")
 
 
+def _code_parts(tip: Tip) -> list[tuple[Loc, str | None, str]]:
+    """Every Python text of a record: (location, source, parse mode)."""
+    parts: list[tuple[Loc, str | None, str]] = []
+    for name, variant in tip.variants().items():
+        parts += [((name, part), getattr(variant, part), "exec") for part in ("code", "checks")]
+    if tip.bench is not None:
+        parts += [
+            (("bench", p), getattr(tip.bench, p), "exec") for p in ("setup", "before", "after")
+        ]
+        if tip.bench.memory is not None:
+            mem = tip.bench.memory
+            parts += [
+                (("bench", "memory", p), getattr(mem, p), "eval") for p in ("before", "after")
+            ]
+    return parts
+
+
 def _python_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
     problems = []
-    for name, variant in tip.variants().items():
-        for part in ("code", "checks"):
-            source = getattr(variant, part)
-            if source is None:
-                continue
-            loc: Loc = (name, part)
-            try:
-                ast.parse(source)
-            except SyntaxError as err:
-                line = doc.content_lines.get(loc, doc.line_of(loc)) + (err.lineno or 1) - 1
-                where = _format_loc(loc)
-                problems.append(Problem(file, line, where, f"not valid Python: {err.msg}"))
+    for loc, source, mode in _code_parts(tip):
+        if source is None:
+            continue
+        try:
+            ast.parse(source.strip() if mode == "eval" else source, mode=mode)
+        except SyntaxError as err:
+            line = doc.content_lines.get(loc, doc.line_of(loc)) + (err.lineno or 1) - 1
+            problems.append(Problem(file, line, _format_loc(loc), f"not valid Python: {err.msg}"))
     return problems
 
 
@@ -212,13 +250,26 @@ def load_tips(targets: Sequence[Path] | None = None) -> list[Tip]:
 def get_tip(tip_id: str, tips: Sequence[Tip] | None = None) -> Tip:
     """Return the tip with ``tip_id``.
 
+    Without ``tips``, only ``tips/<tip_id>.yaml`` is read and validated on its own, so a
+    broken record elsewhere does not stop ``show`` or ``run`` of this one.
+
     Raises:
+        InvalidRecords: the record itself is invalid.
         NotFound: no such tip (the message suggests the closest ids).
     """
-    tips = load_tips() if tips is None else tips
-    by_id = {t.id: t for t in tips}
-    if tip_id in by_id:
-        return by_id[tip_id]
-    close = difflib.get_close_matches(tip_id, sorted(i for i in by_id if i), n=3)
+    if tips is None:
+        path = paths.TIPS / f"{tip_id}.yaml"
+        if re.fullmatch(ID_PATTERN, tip_id) and path.is_file():
+            tip, _, problems = validate_file(path)
+            if problems or tip is None:
+                raise InvalidRecords(problems)
+            return tip
+        known = [p.stem for p in discover([paths.TIPS])[0]]
+    else:
+        by_id = {t.id: t for t in tips}
+        if tip_id in by_id:
+            return by_id[tip_id]
+        known = [i for i in by_id if i]
+    close = difflib.get_close_matches(tip_id, sorted(known), n=3)
     hint = f" (did you mean: {', '.join(close)}?)" if close else ""
     raise NotFound(f"no tip with id {tip_id!r}{hint}")

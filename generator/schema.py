@@ -157,6 +157,114 @@ class Source(Strict):
         return self
 
 
+BenchDevice = Literal["cpu", "cuda"]
+
+
+class Reported(Strict):
+    """A published figure for the tip, shown beside the measured one as "reported"."""
+
+    figure: Line = Field(description="The figure as published, e.g. '3x faster training with AMP'.")
+    hardware: Annotated[str, StringConstraints(min_length=1)] | None = Field(
+        default=None,
+        description="The hardware it was measured on, as the source names it ('NVIDIA V100', "
+        "'8x A100 80GB'); leave it out when the source does not say.",
+    )
+    source: Source = Field(description="Where the figure is published.")
+
+
+class NotMeasurable(Strict):
+    """Devices where the benchmark cannot say anything about the tip's claim, and why."""
+
+    devices: list[BenchDevice] = Field(
+        min_length=1, description="Devices not measured: cpu, cuda (no duplicates)."
+    )
+    reason: Text = Field(
+        description="Why a measurement there would not test the claim (e.g. 'TF32 exists on "
+        "Ampere GPUs only'). Shown on the tip page instead of a figure."
+    )
+
+    @field_validator("devices")
+    @classmethod
+    def _unique_devices(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("has duplicate entries")
+        return value
+
+
+class BenchMemory(Strict):
+    """Bytes each form holds: Python expressions evaluated once after the timed statement ran."""
+
+    what: Line = Field(
+        description="What the bytes are, e.g. 'activation memory saved for backward'."
+    )
+    before: PythonCode = Field(
+        description="Expression giving the bytes of the before form, evaluated right after one "
+        "more run of `bench.before`, in the namespace it left. Helpers: `tensor_bytes(*objs)` "
+        "(tensors, modules, optimizers, containers), `saved_tensor_bytes(fn)` (activations saved "
+        "for backward while `fn()` runs), `peak_bytes(fn)` (peak memory growth while `fn()` runs: "
+        "CUDA allocator on GPU, resident set on CPU)."
+    )
+    after: PythonCode = Field(description="The same expression for the after form.")
+
+
+class Bench(Strict):
+    """How `python -m generator bench` measures the tip's claim: the workload and what is timed."""
+
+    kind: Literal["time", "memory"] = Field(
+        default="time",
+        description="The claim the verdict is about: `time` (after runs faster) or `memory` "
+        "(after holds fewer bytes; needs `memory`). Time is measured for both.",
+    )
+    workload: Line | None = Field(
+        default=None,
+        description="The workload in words, e.g. 'forward + backward of a 4-layer MLP, batch 64'.",
+    )
+    setup: PythonCode | None = Field(
+        default=None,
+        description="Python run once before timing; defines the objects the statements use. "
+        "Sizes are tiny: one statement takes well under 100 ms on a 2-core CPU. `device` is "
+        "predefined ('cpu' or 'cuda').",
+    )
+    before: PythonCode | None = Field(
+        default=None, description="Statement(s) timed for the before form (a call, a few lines)."
+    )
+    after: PythonCode | None = Field(
+        default=None, description="Statement(s) timed for the after form."
+    )
+    memory: BenchMemory | None = Field(
+        default=None, description="Bytes each form holds; required when kind is memory."
+    )
+    reported: list[Reported] = Field(
+        default_factory=list,
+        description="Published figures for the claim, with their hardware and source.",
+    )
+    not_measurable: NotMeasurable | None = Field(
+        default=None, description="Devices where the claim cannot be measured, with the reason."
+    )
+
+    @field_validator("setup", "before", "after")
+    @classmethod
+    def _normalise(cls, value: str | None) -> str | None:
+        return None if value is None else value.strip("\n") + "\n"
+
+    @model_validator(mode="after")
+    def _complete(self) -> Bench:
+        skipped = set(self.not_measurable.devices) if self.not_measurable else set()
+        measured = {"cpu", "cuda"} - skipped
+        if measured and (self.before is None or self.after is None):
+            raise ValueError(
+                "give `before` and `after` statements, or list every device in not_measurable"
+            )
+        if self.kind == "memory" and measured and self.memory is None:
+            raise ValueError("kind memory needs a `memory` section")
+        return self
+
+    def measured_devices(self) -> list[str]:
+        """Devices the benchmark runs on (cpu, cuda) that are not marked not measurable."""
+        skipped = set(self.not_measurable.devices) if self.not_measurable else set()
+        return [d for d in ("cpu", "cuda") if d not in skipped]
+
+
 class Tip(Strict):
     """One PyTorch training tip: the single source of its page, snippets and tests."""
 
@@ -204,6 +312,10 @@ class Tip(Strict):
         description="Composer feature applying this tip in a generated train.py "
         "(`always` for practices every script follows).",
     )
+    bench: Bench | None = Field(
+        default=None,
+        description="How `python -m generator bench` measures the claim (speed and memory tips).",
+    )
 
     @field_validator("tags", "impact", "related", "caveats")
     @classmethod
@@ -222,6 +334,22 @@ class Tip(Strict):
             raise ValueError("give `after` code, or `no_code` with the reason there is none")
         if self.after.checks is None and self.after.no_checks is None:
             raise ValueError("after needs `checks` (asserting the claim) or `no_checks` (why not)")
+        return self
+
+    @model_validator(mode="after")
+    def _bench_devices(self) -> Tip:
+        if self.bench is None and {"speed", "memory"} & set(self.impact):
+            raise ValueError(
+                "a speed or memory tip needs a `bench` section (the workload `python -m "
+                "generator bench` measures, or bench.not_measurable with the reason)"
+            )
+        if self.bench is not None:
+            for device in self.bench.measured_devices():
+                if device not in self.hardware.devices:
+                    raise ValueError(
+                        f"bench: the tip does not run on {device}: "
+                        f"list {device} in bench.not_measurable"
+                    )
         return self
 
     def variants(self) -> dict[str, Variant]:

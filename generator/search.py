@@ -19,8 +19,9 @@ from generator.taxonomy import CATEGORIES, TAGS
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _COLUMNS = ("id", "title", "summary", "tags", "code", "body")
-#: BM25 weight per column, in the order of _COLUMNS (the id is indexed but not weighted).
-_WEIGHTS = (0.0, 10.0, 5.0, 4.0, 2.0, 1.0)
+#: BM25 weight per column, in the order of _COLUMNS. The id is a concise summary of the tip
+#: (``gradient-accumulation``), so it weighs as much as the title.
+_WEIGHTS = (10.0, 10.0, 5.0, 4.0, 2.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,17 @@ def _row(tip: Tip, lang: str) -> tuple[str, ...]:
     return tuple(_segment(f) if lang == "zh" else f for f in fields)
 
 
-def _fts_query(query: str, lang: str, joiner: str) -> str:
+def _terms(query: str, lang: str) -> list[str]:
     text = _segment(query) if lang == "zh" else query
-    terms = re.findall(r"[\w\u3400-\u9fff]+", text)
-    return f" {joiner} ".join(f'"{t}"' for t in terms)
+    return re.findall(r"[\w\u3400-\u9fff]+", text)
+
+
+def _fts_queries(terms: list[str]) -> list[str]:
+    """FTS5 queries from most to least specific: the phrase as the tip's id, in its title,
+    all words anywhere, any word anywhere."""
+    quoted = [f'"{t}"' for t in terms]
+    phrase = '"' + " ".join(terms) + '"'
+    return [f"id : ^{phrase}", f"title : {phrase}", " AND ".join(quoted), " OR ".join(quoted)]
 
 
 def build_index(tips: Sequence[Tip], lang: str) -> sqlite3.Connection:
@@ -94,28 +102,34 @@ def build_index(tips: Sequence[Tip], lang: str) -> sqlite3.Connection:
 def search(tips: Sequence[Tip], query: str, lang: str = "auto", limit: int = 10) -> list[Hit]:
     """Rank ``tips`` for ``query``; best first, at most ``limit``.
 
-    All query words must match; when no tip has all of them, tips matching any word are
-    ranked instead, so a long natural-language query still finds something.
+    A tip whose id starts with the query comes first, then tips whose title holds it as a
+    phrase, then tips containing
+    every word, then tips containing any word, so a long natural-language query still finds
+    something.
     """
     lang = detect_lang(query) if lang == "auto" else lang
-    if not re.search(r"[\w\u3400-\u9fff]", query):
+    terms = _terms(query, lang)
+    if not terms:
         return []
     db = build_index(tips, lang)
     weights = ", ".join(str(w) for w in _WEIGHTS)
-    rows: list[tuple[str, float]] = []
-    for joiner in ("AND", "OR"):
-        match = _fts_query(query, lang, joiner)
-        if not match:
-            return []
+    ranked: dict[int, float] = {}
+    for match in _fts_queries(terms):
         rows = db.execute(
             f"SELECT rowid, bm25(tips, {weights}) AS score FROM tips WHERE tips MATCH ? "
             "ORDER BY score LIMIT ?",
             (match, limit),
         ).fetchall()
-        if rows:
+        for rowid, score in rows:
+            ranked.setdefault(rowid, -score)
+        if len(ranked) >= limit:
             break
-    ordered = [tips[rowid - 1] for rowid, _ in rows]
     return [
-        Hit(t.id or "", t.title.get(lang), t.summary.get(lang), -score)
-        for t, (_, score) in zip(ordered, rows, strict=True)
+        Hit(
+            tips[rowid - 1].id or "",
+            tips[rowid - 1].title.get(lang),
+            tips[rowid - 1].summary.get(lang),
+            score,
+        )
+        for rowid, score in list(ranked.items())[:limit]
     ]

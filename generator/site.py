@@ -12,10 +12,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from generator import paths
+from generator import benchview, paths
+from generator.coverage import load_coverage
 from generator.errors import UserError
 from generator.generated import write_managed
 from generator.render import render
+from generator.results import load_all
 from generator.schema import Tip
 from generator.snippets import snippet_files
 from generator.taxonomy import CATEGORIES, COMPOSE_FEATURES, DEVICES, IMPACTS, SEEDS, TAGS
@@ -61,6 +63,13 @@ LABELS = {
         "catalog_title": "Catalog",
         "catalog_intro": "All tips in one table. Filter by category, device and impact.",
         "tags_title": "Tags",
+        "coverage_title": "Coverage",
+        "coverage_intro": "Every topic of the seed documents, of PyTorch's Performance Tuning Guide "
+        "and of the common distributed-training traps, with the tips that cover it.",
+        "coverage_seed_inventory": "Seed documents",
+        "coverage_tuning_guide": "PyTorch Performance Tuning Guide",
+        "coverage_distributed_traps": "Distributed training traps",
+        "topic": "Topic",
     },
     "zh": {
         "why": "原理",
@@ -96,8 +105,19 @@ LABELS = {
         "catalog_title": "技巧总表",
         "catalog_intro": "所有技巧汇总在一张表里，可按分类、设备和收益筛选。",
         "tags_title": "标签",
+        "coverage_title": "覆盖范围",
+        "coverage_intro": "原始资料、PyTorch 性能调优指南以及分布式训练常见陷阱中的每个主题，"
+        "以及覆盖它的技巧（主题名保留原文）。",
+        "coverage_seed_inventory": "原始资料",
+        "coverage_tuning_guide": "PyTorch 性能调优指南",
+        "coverage_distributed_traps": "分布式训练陷阱",
+        "topic": "主题",
     },
 }
+
+for _lang, _labels in benchview.LABELS.items():  # the Measured section and benchmarks page
+    assert not set(_labels) & set(LABELS[_lang]), "benchview.LABELS reuses a site label"
+    LABELS[_lang].update(_labels)
 
 _COMMON = {
     "categories": CATEGORIES,
@@ -116,14 +136,17 @@ def _page(rel: str, lang: str) -> Path:
 def page_files(tips: Sequence[Tip]) -> dict[Path, str]:
     """Every generated page in both languages, plus the downloadable snippet copies."""
     by_id = {t.id: t for t in tips}
+    coverage = load_coverage()
+    bench_results = load_all()
     files: dict[Path, str] = {}
     for lang in LANGS:
         ctx = dict(_COMMON, lang=lang, L=LABELS[lang], labels=LABELS[lang])
         for tip in tips:
             flag = COMPOSE_FEATURES.get(tip.compose) if tip.compose else None
             related = [by_id[r] for r in tip.related if r in by_id]
+            measured = benchview.tip_view(tip, bench_results, lang, LABELS[lang], SEEDS)
             files[_page(f"tips/{tip.id}", lang)] = render(
-                "site/tip.md.j2", tip=tip, flag=flag, related=related, **ctx
+                "site/tip.md.j2", tip=tip, flag=flag, related=related, measured=measured, **ctx
             )
         for category in CATEGORIES:
             members = [t for t in tips if t.category == category]
@@ -132,6 +155,21 @@ def page_files(tips: Sequence[Tip]) -> dict[Path, str]:
                     "site/category.md.j2", category=category, tips=members, **ctx
                 )
         files[_page("catalog", lang)] = render("site/catalog.md.j2", tips=tips, **ctx)
+        tables = [(k, getattr(coverage, k)) for k in type(coverage).model_fields]
+        files[_page("coverage", lang)] = render(
+            "site/coverage.md.j2", tables=tables, by_id=by_id, **ctx
+        )
+        summaries = [
+            benchview.device_summary(d, tips, bench_results.get(d), lang, LABELS[lang])
+            for d in ("cpu", "cuda")
+        ]
+        files[_page("benchmarks", lang)] = render(
+            "site/benchmarks.md.j2",
+            devices_summary=summaries,
+            compose=benchview.compose_overhead(lang, LABELS[lang]),
+            tolerance=benchview.TOLERANCE_TEXT,
+            **ctx,
+        )
         by_tag = [(tag, [t for t in tips if tag in t.tags]) for tag in TAGS]
         files[_page("tags", lang)] = render(
             "site/tags.md.j2", by_tag=[(k, v) for k, v in by_tag if v], **ctx
@@ -160,6 +198,8 @@ def nav(tips: Sequence[Tip]) -> list[object]:
         "catalog.md",
         {"Tips": sections},
         "tags.md",
+        "coverage.md",
+        "benchmarks.md",
         "composer.md",
         "contributing.md",
         {"Reference": ["reference/api.md"]},
@@ -188,11 +228,22 @@ def serve_site(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> Non
 
 
 def build_site(strict: bool = True, site_dir: Path | None = None) -> int:
-    """Run ``mkdocs build`` (the hook renders the pages first); return its exit status."""
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--quiet"]
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    """Run ``mkdocs build`` (the hook renders the pages first); return its exit status.
+
+    MkDocs' own output is shown only for warnings and errors. (``--quiet`` is not used: it
+    hides warnings from strict mode's count, so a broken link would pass.)
+    """
+    cmd = [sys.executable, "-m", "mkdocs", "build"]
     if strict:
         cmd.append("--strict")
     if site_dir is not None:
         cmd += ["--site-dir", str(site_dir)]
-    return subprocess.run(cmd, cwd=paths.ROOT, env=env).returncode
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    proc = subprocess.run(cmd, cwd=paths.ROOT, env=env, capture_output=True, text=True)
+    for line in (proc.stdout + proc.stderr).splitlines():
+        if (
+            line.startswith(("WARNING", "ERROR", "Aborted", "Error", "Traceback"))
+            or proc.returncode
+        ):
+            print(line, file=sys.stderr)
+    return proc.returncode

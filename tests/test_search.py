@@ -18,9 +18,17 @@ def _ids(query: str, **kw: object) -> list[str]:
     ("query", "expected", "top"),
     [
         ("set_to_none", "zero-grad-set-to-none", 1),
+        ("no_grad", "inference-mode-for-eval", 1),
         ("zero gradients", "zero-grad-set-to-none", 1),
+        ("gradient accumulation", "gradient-accumulation", 1),
+        ("mixed precision", "autocast-mixed-precision", 1),
+        ("out of memory", "find-max-batch-size", 3),
+        ("DataLoader workers", "dataloader-num-workers", 3),
         ("清零梯度", "zero-grad-set-to-none", 1),
-        ("显存", "zero-grad-set-to-none", 5),
+        ("混合精度", "autocast-mixed-precision", 1),
+        ("梯度累积", "gradient-accumulation", 3),
+        ("显存", "measure-gpu-memory", 5),
+        ("分布式数据并行", "ddp-over-dataparallel", 5),
     ],
 )
 def test_queries_find_the_expected_tip(query: str, expected: str, top: int) -> None:

@@ -1,7 +1,8 @@
 """Run every tip's snippets, then its checks, in a fresh process per tip × variant × device.
 
 Hardware needs are data in the records: a tip that does not list ``cpu`` gets no CPU case,
-and CUDA cases skip (with the record's reason) where no GPU exists. A collection that
+and its CUDA cases skip with the record's reason where no GPU exists. On such a machine the
+CUDA pass of the other tips is one skipped case saying how many cases did not run. A collection that
 yields no snippet case fails instead of passing vacuously.
 """
 
@@ -25,14 +26,25 @@ def cuda_device_count() -> int:
 
 
 def _cases() -> list:
-    cases = []
+    gpus = cuda_device_count()
+    cases, cuda_cases_not_run = [], 0
     for tip in TIPS:
         devices = tip.hardware.devices
         for name in tip.variants():
             if "cpu" in devices:
                 cases.append(pytest.param(tip, name, "cpu", id=f"{tip.id}-{name}-cpu"))
             if "cuda" in devices or "multi-gpu" in devices:
-                cases.append(pytest.param(tip, name, "cuda", id=f"{tip.id}-{name}-cuda"))
+                if gpus or "cpu" not in devices:
+                    # GPU-only tips always appear, so their skip reason is visible.
+                    cases.append(pytest.param(tip, name, "cuda", id=f"{tip.id}-{name}-cuda"))
+                else:
+                    cuda_cases_not_run += 1
+    if cuda_cases_not_run:
+        reason = (
+            f"no CUDA GPU on this machine: the CUDA pass of {cuda_cases_not_run} snippet cases "
+            "(of tips whose CPU cases ran) did not run"
+        )
+        cases.append(pytest.param(None, "", "cuda", id="cuda-pass", marks=pytest.mark.skip(reason)))
     if not any(c.values[2] == "cpu" for c in cases):
         # Nothing would run on a CPU-only machine: make that a failure, not a green run.
         cases.append(pytest.param(None, "", "cpu", id="no-snippet-cases-collected"))
@@ -47,7 +59,7 @@ def _skip_reason(tip, device: str) -> str | None:
         return None
     gpus = "several CUDA GPUs" if need > 1 else "a CUDA GPU"
     if "cpu" in tip.hardware.devices:
-        return f"no {gpus} here; the CPU case of {tip.id} ran instead"
+        return f"needs {gpus}, which this machine lacks; the CPU case of {tip.id} ran instead"
     why = tip.hardware.notes.en if tip.hardware.notes else ""
     return f"{tip.id} needs {gpus}, and there is none here. {why}".strip()
 

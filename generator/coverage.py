@@ -1,0 +1,60 @@
+"""The coverage map: which tip covers each topic of the seed inventory and the tuning guide.
+
+The map lives in ``tips/_coverage.yaml`` and is rendered as ``docs/coverage.md``. The seed
+inventory itself is ``shared/SEED_TIPS.md`` beside the checkout; :func:`inventory_topics`
+reads its table rows so a test can prove that no row is left without a tip.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from generator import paths
+from generator.yamlio import read_document
+
+COVERAGE_FILE = paths.TIPS / "_coverage.yaml"
+INVENTORY = paths.ROOT.parent / "shared" / "SEED_TIPS.md"
+
+
+class Row(BaseModel):
+    """One topic and the tips that cover it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    section: str | None = Field(default=None, description="Inventory section, for seed rows.")
+    topic: str = Field(min_length=1, description="The topic, as the source names it.")
+    tips: list[str] = Field(min_length=1, description="Ids of the tips covering the topic.")
+
+
+class Coverage(BaseModel):
+    """The whole coverage map."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    seed_inventory: list[Row] = Field(description="Every row of shared/SEED_TIPS.md.")
+    tuning_guide: list[Row] = Field(description="Recommendations of the PyTorch tuning guide.")
+    distributed_traps: list[Row] = Field(description="Distributed-training correctness traps.")
+
+    def all_rows(self) -> list[Row]:
+        """Every row of every table."""
+        return [*self.seed_inventory, *self.tuning_guide, *self.distributed_traps]
+
+
+def load_coverage(path: Path = COVERAGE_FILE) -> Coverage:
+    """Read and validate the coverage map."""
+    return Coverage.model_validate(read_document(path).data)
+
+
+def inventory_topics(path: Path = INVENTORY) -> list[tuple[str, str]]:
+    """(section, topic) of every table row in the seed inventory Markdown file."""
+    rows, section = [], ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            section = line[3:].strip()
+        match = re.match(r"^\| (.+?) \| .+? \| .*\|$", line.strip())
+        if match and match.group(1) not in ("topic",) and not match.group(1).startswith("---"):
+            rows.append((section, match.group(1)))
+    return rows
