@@ -13,7 +13,8 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.nav import Section
 
 from generator import paths
-from generator.errors import InvalidRecords
+from generator.compose import expand_placeholders, tips_by_feature
+from generator.errors import InvalidRecords, UserError
 from generator.records import load_tips
 from generator.site import nav, write_pages
 from generator.taxonomy import CATEGORIES
@@ -37,7 +38,22 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     if written:
         log.info("generator: wrote %d page(s) from %d tip records", len(written), len(tips))
     config["nav"] = nav(tips)
+    _state["cites"] = tips_by_feature(tips)
     return config
+
+
+#: Computed once per build in on_config, used by the page hooks.
+_state: dict[str, dict[str, list[str]]] = {}
+
+
+def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
+    """Expand ``<!-- compose: FLAGS -->`` lines into the script the composer writes today."""
+    if "<!-- compose:" not in markdown:
+        return markdown
+    try:
+        return expand_placeholders(markdown, _state.get("cites", {}))
+    except UserError as err:
+        raise PluginError(f"{page.file.src_path}: {err}") from None
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (priority -100) has built the language's nav

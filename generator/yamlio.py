@@ -37,8 +37,12 @@ class Document:
         return self.lines.get(loc, 1)
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys instead of keeping the last one."""
+#: libyaml's parser when PyYAML was built with it (several times faster), else pure Python.
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Safe loader that rejects duplicate keys instead of keeping the last one."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}

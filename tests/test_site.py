@@ -137,9 +137,10 @@ def test_code_tabs_switch_and_every_block_has_a_copy_button(page: Page, base_url
     assert code_blocks.count() >= 2
     for i in range(code_blocks.count()):
         block = code_blocks.nth(i)
-        block.scroll_into_view_if_needed()
-        if block.is_visible():
-            assert block.locator("button.md-clipboard").count() == 1
+        code_id = block.locator("pre").get_attribute("id")
+        copy = block.locator("button[data-clipboard-target]")
+        assert copy.count() == 1, f"code block {i} has no copy button"
+        assert copy.get_attribute("data-clipboard-target") == f"#{code_id} > code"
 
 
 def test_catalog_filter_narrows_the_list(page: Page, base_url: str) -> None:
