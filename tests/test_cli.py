@@ -109,7 +109,13 @@ def test_a_fresh_scaffold_is_flagged_until_filled_in(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [["validate"], ["list"], ["search", "memory"], ["show", "zero-grad-set-to-none"]],
+    [
+        ["validate"],
+        ["list"],
+        ["search", "memory"],
+        ["show", "zero-grad-set-to-none"],
+        ["compose", "--amp", "--accum", "4", "--ddp"],
+    ],
     ids=lambda a: a[0],
 )
 def test_light_commands_do_not_import_torch(argv: list[str]) -> None:
