@@ -25,6 +25,9 @@ log = logging.getLogger("mkdocs.hooks.generator")
 _ZH_SECTIONS = {label.en: label.zh for label in CATEGORIES.values()}
 _ZH_SECTIONS |= {"Tips": "技巧", "Reference": "参考"}
 
+#: Computed once per build in on_config, used by the page hooks.
+_state: dict[str, dict[str, list[str]]] = {}
+
 
 @event_priority(100)
 def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
@@ -40,10 +43,6 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     config["nav"] = nav(tips)
     _state["cites"] = tips_by_feature(tips)
     return config
-
-
-#: Computed once per build in on_config, used by the page hooks.
-_state: dict[str, dict[str, list[str]]] = {}
 
 
 def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201

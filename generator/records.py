@@ -16,39 +16,21 @@ from pydantic import ValidationError
 
 from generator import paths
 from generator.errors import InvalidRecords, NotFound, Problem
-from generator.schema import (
-    ID_PATTERN,
-    Bench,
-    BenchMemory,
-    Hardware,
-    NotMeasurable,
-    Reported,
-    Source,
-    Text,
-    Tip,
-    Variant,
-)
+from generator.schema import ID_PATTERN, Tip
 from generator.yamlio import Document, Loc, YamlProblem, read_document
 
 #: Files in ``tips/`` that are not records.
 NOT_RECORDS = {"schema.json", "README.md"}
-_FIELD_NAMES = sorted(
-    {
-        name
-        for model in (
-            Tip,
-            Text,
-            Hardware,
-            Variant,
-            Source,
-            Bench,
-            BenchMemory,
-            Reported,
-            NotMeasurable,
-        )
-        for name in model.model_fields
-    }
-)
+
+
+def _all_field_names() -> list[str]:
+    """Every field name anywhere in the record schema, for "did you mean" hints."""
+    schema = Tip.model_json_schema()
+    models = [schema, *schema.get("$defs", {}).values()]
+    return sorted({name for model in models for name in model.get("properties", {})})
+
+
+_FIELD_NAMES = _all_field_names()
 
 
 def _display(path: Path) -> str:

@@ -103,9 +103,8 @@ def search(tips: Sequence[Tip], query: str, lang: str = "auto", limit: int = 10)
     """Rank ``tips`` for ``query``; best first, at most ``limit``.
 
     A tip whose id starts with the query comes first, then tips whose title holds it as a
-    phrase, then tips containing
-    every word, then tips containing any word, so a long natural-language query still finds
-    something.
+    phrase, then tips containing every word, then tips containing any word, so a long
+    natural-language query still finds something.
     """
     lang = detect_lang(query) if lang == "auto" else lang
     terms = _terms(query, lang)
@@ -124,12 +123,8 @@ def search(tips: Sequence[Tip], query: str, lang: str = "auto", limit: int = 10)
             ranked.setdefault(rowid, -score)
         if len(ranked) >= limit:
             break
-    return [
-        Hit(
-            tips[rowid - 1].id or "",
-            tips[rowid - 1].title.get(lang),
-            tips[rowid - 1].summary.get(lang),
-            score,
-        )
-        for rowid, score in list(ranked.items())[:limit]
-    ]
+    hits = []
+    for rowid, score in list(ranked.items())[:limit]:
+        tip = tips[rowid - 1]  # rowids follow insertion order, from 1
+        hits.append(Hit(tip.id or "", tip.title.get(lang), tip.summary.get(lang), score))
+    return hits

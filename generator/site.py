@@ -25,8 +25,7 @@ from generator.taxonomy import CATEGORIES, COMPOSE_FEATURES, DEVICES, IMPACTS, S
 LANGS = ("en", "zh")
 
 #: Folders of docs/ whose content is generated; anything else there is removed on build.
-GENERATED_DIRS = ("tips", "categories", "snippets", "generated")
-GENERATED_PAGES = ("catalog", "tags")
+GENERATED_DIRS = ("tips", "categories", "snippets")
 
 LABELS = {
     "en": {
