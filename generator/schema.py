@@ -94,11 +94,24 @@ class Hardware(Strict):
         ge=3.0,
         description="Lowest CUDA compute capability where the tip pays off (8.0 for bf16, TF32).",
     )
+    helps_on: list[Device] = Field(
+        min_length=1,
+        description="Where the tip pays off, as opposed to where it is tested (`devices`): "
+        "TF32 and cudnn.benchmark run on a CPU but help only on a CUDA GPU (`[cuda]`); DDP "
+        "tuning helps on `multi-gpu`. Shown as the 'helps on' badges.",
+    )
     notes: Text | None = Field(
         default=None,
         description="Where the benefit appears and where it does not (e.g. 'speed-up on Tensor "
         "Core GPUs only'). Required when `devices` lacks cpu.",
     )
+
+    @field_validator("devices", "helps_on")
+    @classmethod
+    def _unique_devices(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("has duplicate entries")
+        return value
 
     @model_validator(mode="after")
     def _notes_when_not_cpu(self) -> Hardware:
@@ -207,6 +220,81 @@ class BenchMemory(Strict):
     after: PythonCode = Field(description="The same expression for the after form.")
 
 
+#: Sizes become mandatory once every record declares them (the migration of issue 10).
+REQUIRE_SIZES = False
+
+SizeValue = int | float | bool | str
+Regime = Literal["default", "launch-bound", "compute-bound"]
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+class BenchSize(Strict):
+    """One set of workload sizes: the names become variables of `bench.setup`."""
+
+    regime: Regime = Field(
+        default="default",
+        description="What decides the time at these sizes: `launch-bound` (kernel launches and "
+        "Python, a small step), `compute-bound` (the GPU's arithmetic or memory bandwidth), or "
+        "`default` (one size only). Regime-dependent tips (autocast, channels_last, compile, "
+        "cudnn.benchmark, CUDA graphs, fused optimizers) give both on cuda.",
+    )
+    values: dict[str, SizeValue] = Field(
+        min_length=1,
+        description="Variable name -> value, defined in the setup namespace before `setup` "
+        "runs, e.g. {batch: 256, width: 1024}. Names are lowercase Python identifiers.",
+    )
+
+    @field_validator("values")
+    @classmethod
+    def _names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            if not _IDENTIFIER.match(name):
+                raise ValueError(f"{name!r} is not a lowercase Python identifier")
+        return value
+
+
+class BenchSizes(Strict):
+    """Workload sizes per device: small on CPU so CI stays fast, GPU-scale on CUDA."""
+
+    cpu: list[BenchSize] | None = Field(
+        default=None,
+        min_length=1,
+        description="Sizes on CPU: tiny, one statement well under 100 ms on a 2-core CPU.",
+    )
+    cuda: list[BenchSize] | None = Field(
+        default=None,
+        min_length=1,
+        description="Sizes on a CUDA GPU: large enough that the GPU, not launch overhead, decides "
+        "(the before form takes at least a few ms on an H100-class card). Give a launch-bound and "
+        "a compute-bound entry where the effect depends on the regime.",
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BenchSizes:
+        names: set[str] | None = None
+        for device in ("cpu", "cuda"):
+            entries = getattr(self, device) or []
+            regimes = [e.regime for e in entries]
+            if len(set(regimes)) != len(regimes):
+                raise ValueError(f"{device}: each regime may appear once")
+            if len(entries) > 1 and "default" in regimes:
+                raise ValueError(f"{device}: with several sizes, name each regime")
+            for entry in entries:
+                keys = set(entry.values)
+                if names is None:
+                    names = keys
+                elif keys != names:
+                    raise ValueError(
+                        f"{device}: every size must define the same names "
+                        f"({', '.join(sorted(names))}), got {', '.join(sorted(keys))}"
+                    )
+        return self
+
+    def for_device(self, device: str) -> list[BenchSize]:
+        """The sizes of ``device`` (an empty list when none are given)."""
+        return list(getattr(self, device, None) or [])
+
+
 class Bench(Strict):
     """How `python -m generator bench` measures the tip's claim: the workload and what is timed."""
 
@@ -224,6 +312,11 @@ class Bench(Strict):
         description="Python run once before timing; defines the objects the statements use. "
         "Sizes are tiny: one statement takes well under 100 ms on a 2-core CPU. `device` is "
         "predefined ('cpu' or 'cuda').",
+    )
+    sizes: BenchSizes | None = Field(
+        default=None,
+        description="Workload sizes per device (names defined before `setup` runs). Required "
+        "for every measured device: CPU sizes keep CI fast, CUDA sizes keep the GPU busy.",
     )
     before: PythonCode | None = Field(
         default=None, description="Statement(s) timed for the before form (a call, a few lines)."
@@ -257,6 +350,12 @@ class Bench(Strict):
             )
         if self.kind == "memory" and measured and self.memory is None:
             raise ValueError("kind memory needs a `memory` section")
+        for device in sorted(measured) if REQUIRE_SIZES else ():
+            if self.sizes is None or not self.sizes.for_device(device):
+                raise ValueError(
+                    f"give bench.sizes.{device}: the workload sizes measured on {device} "
+                    "(or list the device in not_measurable)"
+                )
         return self
 
     def measured_devices(self) -> list[str]:
