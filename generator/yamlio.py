@@ -91,16 +91,81 @@ def _decode(raw: bytes) -> str:
         ) from None
 
 
+#: A record is a small text file; anything larger is refused before it is parsed.
+MAX_BYTES = 512 * 1024
+#: Records nest about six levels deep (bench.sizes.cuda[0].values.x); far more is hostile.
+MAX_DEPTH = 24
+#: The YAML core tags a record may spell out; anything else (``!!python/object``, custom
+#: ``!tags``) is refused before any object is constructed.
+_PLAIN_TAGS = {
+    None,
+    "!",
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+}
+
+
+def _refuse_hostile(text: str) -> None:
+    """Walk the YAML event stream (no objects are built) and refuse what no record needs.
+
+    Anchors and aliases are refused outright: a few lines of nested aliases expand
+    exponentially once constructed or walked (the "billion laughs" file). So are nesting
+    deeper than :data:`MAX_DEPTH` and tags outside the YAML core schema. Runs in time linear
+    in the file's size.
+
+    Raises:
+        YamlProblem: with the line of the first offending event.
+    """
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            line = event.start_mark.line + 1
+            if isinstance(event, yaml.AliasEvent):
+                raise YamlProblem(
+                    line,
+                    f"YAML alias *{event.anchor} is not allowed in a record: write the value out",
+                )
+            anchor = getattr(event, "anchor", None)
+            if anchor is not None:
+                raise YamlProblem(
+                    line,
+                    f"YAML anchor &{anchor} is not allowed in a record: write the value out",
+                )
+            tag = getattr(event, "tag", None)
+            if tag not in _PLAIN_TAGS:
+                raise YamlProblem(line, f"YAML tag {tag} is not allowed in a record")
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise YamlProblem(
+                        line, f"nesting deeper than {MAX_DEPTH} levels is not allowed in a record"
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # the full parse below reports syntax errors with their position
+
+
 def read_document(path: Path) -> Document:
     """Parse ``path`` as one YAML mapping.
 
     Raises:
-        YamlProblem: the file is empty, not UTF-8, not YAML, has duplicate keys, or is not
-            a mapping at the top level.
+        YamlProblem: the file is empty, too large, not UTF-8, not YAML, uses anchors, aliases,
+            non-core tags or absurd nesting, has duplicate keys, or is not a mapping at the
+            top level.
     """
-    text = _decode(path.read_bytes())
+    raw = path.read_bytes()
+    if len(raw) > MAX_BYTES:
+        raise YamlProblem(1, f"file is {len(raw)} bytes; a record may hold at most {MAX_BYTES}")
+    text = _decode(raw)
     if not text.strip():
         raise YamlProblem(1, "file is empty")
+    _refuse_hostile(text)
     loader = _StrictLoader(text)
     try:
         node = loader.get_single_node()  # type: ignore[no-untyped-call]

@@ -154,3 +154,54 @@ def test_validate_succeeds_on_the_real_records_from_the_cli() -> None:
     proc = run_cli("validate")
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^\d+ record\(s\) valid\.$", proc.stdout.strip())
+
+
+def _billion_laughs() -> bytes:
+    rows = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        rows.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]")
+    return ("\n".join(rows) + "\n").encode()
+
+
+HOSTILE_FILES: dict[str, tuple[bytes, int, str]] = {
+    # 9 levels of 9 aliases: 387 million strings once expanded.
+    "billion-laughs": (_billion_laughs(), 1, "anchor &a is not allowed"),
+    "alias-only-later": (b"category: memory\ntags: &t [oom]\nimpact: *t\n", 2, "anchor &t"),
+    "deep-nesting": (b"x: " + b"[" * 5000 + b"]" * 5000 + b"\n", 1, "nesting deeper than"),
+    "deep-block-nesting": (
+        b"".join(b"  " * i + b"k:\n" for i in range(40)) + b"  " * 40 + b"v\n",
+        25,
+        "nesting deeper than",
+    ),
+    "python-tag": (
+        b'category: memory\ntitle: !!python/object/apply:os.system ["touch {marker}"]\n',
+        2,
+        "tag tag:yaml.org,2002:python/object/apply:os.system is not allowed",
+    ),
+    "custom-tag": (b"category: !memory memory\n", 1, "tag !memory is not allowed"),
+    "too-large": (b"x: " + b"a" * (600 * 1024) + b"\n", 1, "a record may hold at most"),
+}
+
+
+@pytest.mark.timeout(30)  # the billion-laughs file hung validate for minutes before
+@pytest.mark.parametrize("name", HOSTILE_FILES)
+def test_hostile_records_are_refused_fast_without_running_anything(
+    tmp_path: Path, name: str
+) -> None:
+    content, line, reason = HOSTILE_FILES[name]
+    marker = tmp_path / "pwned"
+    path = tmp_path / f"{name}.yaml"
+    path.write_bytes(content.replace(b"{marker}", str(marker).encode()))
+    (problem,) = _validate_bad(path)
+    assert int(problem["line"]) == line, problem.group(0)
+    assert reason in problem["reason"], problem.group(0)
+    assert not marker.exists(), "a YAML tag ran code"
+
+
+def test_the_record_limits_leave_room_for_real_records() -> None:
+    from generator import paths
+    from generator.yamlio import MAX_BYTES, read_document
+
+    for path in sorted(paths.TIPS.glob("*.yaml")):
+        assert path.stat().st_size < MAX_BYTES / 4, path
+        read_document(path)  # no anchors, aliases, tags or deep nesting in any record
