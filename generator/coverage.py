@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from generator import paths
 from generator.yamlio import read_document
@@ -26,6 +26,7 @@ class Row(BaseModel):
 
     section: str | None = Field(default=None, description="Inventory section, for seed rows.")
     topic: str = Field(min_length=1, description="The topic, as the source names it.")
+    topic_zh: str = Field(min_length=1, description="The topic in Chinese, for the zh page.")
     tips: list[str] = Field(min_length=1, description="Ids of the tips covering the topic.")
 
 
@@ -34,13 +35,35 @@ class Coverage(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
+    section_names: dict[str, str] = Field(
+        description="Chinese name of each section of the inventory (English name -> Chinese)."
+    )
     seed_inventory: list[Row] = Field(description="Every row of shared/SEED_TIPS.md.")
     tuning_guide: list[Row] = Field(description="Recommendations of the PyTorch tuning guide.")
     distributed_traps: list[Row] = Field(description="Distributed-training correctness traps.")
+    current_practice: list[Row] = Field(
+        description="The twenty topics of current (2026) training practice, each with its tips."
+    )
+
+    @model_validator(mode="after")
+    def _sections_named(self) -> Coverage:
+        missing = {r.section for r in self.all_rows() if r.section} - set(self.section_names)
+        if missing:
+            raise ValueError(f"section_names lacks {sorted(missing)}")
+        return self
+
+    def tables(self) -> list[tuple[str, list[Row]]]:
+        """(key, rows) of every table, in page order."""
+        return [
+            ("seed_inventory", self.seed_inventory),
+            ("tuning_guide", self.tuning_guide),
+            ("distributed_traps", self.distributed_traps),
+            ("current_practice", self.current_practice),
+        ]
 
     def all_rows(self) -> list[Row]:
         """Every row of every table."""
-        return [*self.seed_inventory, *self.tuning_guide, *self.distributed_traps]
+        return [row for _, rows in self.tables() for row in rows]
 
 
 def load_coverage(path: Path = COVERAGE_FILE) -> Coverage:

@@ -15,6 +15,8 @@ from mkdocs.structure.nav import Section
 from generator import paths
 from generator.compose import expand_placeholders, tips_by_feature
 from generator.errors import InvalidRecords, UserError
+from generator.generated import write_atomic
+from generator.glossary import load_glossary, page_markdown
 from generator.records import load_tips
 from generator.site import nav, write_pages
 from generator.taxonomy import CATEGORIES
@@ -40,7 +42,15 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     written = write_pages(tips)
     if written:
         log.info("generator: wrote %d page(s) from %d tip records", len(written), len(tips))
-    config["nav"] = nav(tips)
+    glossary = load_glossary()
+    for lang, name in (("en", "glossary.md"), ("zh", "glossary.zh.md")):
+        path = paths.DOCS / name
+        content = page_markdown(lang, glossary)
+        if not path.exists() or path.read_text(encoding="utf-8") != content:
+            write_atomic(path, content)
+    pages = nav(tips)
+    pages.insert(pages.index("coverage.md") + 1, "glossary.md")
+    config["nav"] = pages
     _state["cites"] = tips_by_feature(tips)
     return config
 

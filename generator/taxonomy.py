@@ -126,13 +126,30 @@ DEVICES: dict[str, Label] = {
     "multi-gpu": Label("several GPUs", "多 GPU"),
 }
 
-#: The seed documents in ``shared/seeds/``, by prefix.
-SEEDS: dict[str, str] = {
-    "000": "000_494536ab79b386a7.txt",
-    "001": "001_dfe5462a10d60035.txt",
-    "002": "002_ab886e9c2600b73f.txt",
-    "003": "003_c3a4e410422a992e.txt",
-    "004": "004_ef0790627b2f324f.txt",
+#: The community articles the knowledge base started from (``shared/seeds/``), by prefix, as a
+#: reader sees them cited: the article's public title, or a neutral description where it has
+#: none. The notes' file names are internal and never shown.
+SEEDS: dict[str, Label] = {
+    "000": Label(
+        "“PyTorch tips and tricks” (community documentation page)",
+        "《PyTorch tips and tricks》（社区文档页面）",
+    ),
+    "001": Label(
+        "“Tips, tricks and gotchas in PyTorch” (blog post, 2019)",
+        "《Tips, tricks and gotchas in PyTorch》（博客文章，2019）",
+    ),
+    "002": Label(
+        "A community collection of PyTorch cheat sheets and snippets",
+        "社区整理的 PyTorch 速查表与代码片段合集",
+    ),
+    "003": Label(
+        "“Deep Learning - Speedup Tricks” (blog post, 2022)",
+        "《Deep Learning - Speedup Tricks》（博客文章，2022）",
+    ),
+    "004": Label(
+        "“Pytorch技巧” (Chinese blog post)",
+        "《Pytorch技巧》（中文博客文章）",
+    ),
 }
 
 #: Composer features a tip can belong to, with the ``compose`` flag that applies it.
