@@ -3,22 +3,23 @@
 Composes the script with no flags, then measures, in one run on one machine, the training
 throughput of
 
-* the generated script at its default sizes (conv net, 3x32x32 images, batch 32), and
+* the generated script at the device's preset (on a CPU: conv net of width 32, 3x32x32
+  images, batch 32; on CUDA: width 256, 64x64, batch 256), and
 * a minimal hand-written loop on the same model, data and optimizer (imported from the
-  generated script), in the same order: DataLoader, forward, loss, zero_grad, backward,
-  step. Nothing else: the floor of what any trainer can do.
+  generated script), in the same order: one indexing operation a batch, forward, loss,
+  zero_grad, backward, step. Nothing else: the floor of what any trainer can do.
 
-Both report every 20 steps; the driver reads each process's CPU time (/proc/<pid>/stat) at
-each report, so the figure is samples per CPU-second of the training loop, after a warm-up,
-with startup excluded. CPU time rather than wall time, and one thread (OMP_NUM_THREADS=1),
-because a shared machine's other load then cannot skew the comparison: it delays a process
-but does not make it burn more CPU (two OpenMP threads would, spinning while they wait for
-each other). Wall-clock samples/s are recorded as well. Runs alternate (generated, minimal,
-minimal, generated, ...). Results go to benchmarks/results/compose-overhead-<device>.json.
-This is a benchmark, not a test: run it by hand.
+Both report every 20 steps, and each report is timed as it arrives (compose_runs.py), after
+a warm-up, with start-up excluded: samples per CPU-second on a CPU, with one thread, so that
+a shared machine's other load cannot skew the comparison; samples per second of wall time
+on CUDA, where the GPU does the work and each report follows a sync. Runs alternate
+(generated, minimal, minimal, generated, ...). Results go to
+benchmarks/results/compose-overhead-<device>.json. This is a benchmark, not a test: run it
+by hand. benchmarks/compose_compare.py measures the flags and Lightning as well.
 
     python benchmarks/compose_overhead.py             # about 4 minutes on 2 CPU cores
     python benchmarks/compose_overhead.py --quick     # a rough figure in about a minute
+    python benchmarks/compose_overhead.py --device cuda
 """
 
 from __future__ import annotations
@@ -28,16 +29,17 @@ import datetime
 import json
 import os
 import platform
+import runpy
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from compose_runs import MEASURES, Measurement, cpu_model, environment  # noqa: E402
 
 from generator.compose import ComposeOptions, compose, read_tips_by_feature  # noqa: E402
 
@@ -46,35 +48,35 @@ from generator.compose import ComposeOptions, compose, read_tips_by_feature  # n
 MINIMAL = r"""
 import itertools
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
-from torch.utils.data import DataLoader, DistributedSampler
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
 
-from train import build_dataset, build_model, weight_decay
+from train import build_dataset, build_model, presets, weight_decay
 
-device, warmup, steps, every, batch = sys.argv[1], *map(int, sys.argv[2:6])
-lr = float(sys.argv[6])
+device, preset, steps, every = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:5])
+lr = float(sys.argv[5])
+size = presets[preset]
 torch.manual_seed(0)
-data = build_dataset("train", 2048, 32)
-model = build_model(32).to(device)
+data = build_dataset("train", size["samples"], size["image_size"])
+model = build_model(size["width"]).to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-# The generated script's shuffle, so that both train on the same batches in the same order
-# and do exactly the same arithmetic.
+# The generated script's shuffle and batched reads, so that both train on the same batches
+# in the same order and do exactly the same arithmetic.
 sampler = DistributedSampler(data, num_replicas=1, rank=0, seed=0)
-loader = DataLoader(data, batch_size=batch, sampler=sampler, drop_last=True)
+batches = BatchSampler(sampler, size["batch_size"], drop_last=True)
+loader = DataLoader(data, sampler=batches, batch_size=None)
 
 
-def batches():
+def epochs():
     for epoch in itertools.count():
         sampler.set_epoch(epoch)
         yield from loader
 
 
-it = batches()
-start = time.perf_counter()
-for i in range(1, warmup + steps + 1):
+it = epochs()
+for i in range(1, steps + 1):
     x, y = next(it)
     x, y = x.to(device), y.to(device)
     loss = F.cross_entropy(model(x), y)
@@ -83,64 +85,25 @@ for i in range(1, warmup + steps + 1):
     optimizer.step()
     if i % every == 0:  # reports like the generated script's log lines
         loss.item()
-        now = time.perf_counter()
-        print(f"step {i} | {every * batch / (now - start):.1f} samples/s", flush=True)
-        start = now
+        print(f"step {i} | samples/s", flush=True)
 """
 
-BATCH = 32  # the generated script's default --batch-size
-LR = 3e-3  # and its default --lr
 EVERY = 20  # steps per measured interval
 
 
-class Measurement:
-    """One run's report lines, with the process's CPU time and the wall time at each."""
-
-    def __init__(self, argv: list[str], folder: Path, env: dict[str, str]) -> None:
-        self.cpu: list[float] = []  # CPU seconds (user + system) at each report
-        self.wall: list[float] = []
-        proc = subprocess.Popen(argv, cwd=folder, stdout=subprocess.PIPE, text=True, env=env)
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if "samples/s" in line:
-                self.cpu.append(_cpu_seconds(proc.pid))
-                self.wall.append(time.perf_counter())
-        assert proc.wait() == 0, f"{argv} failed"
-
-    def rates(self, skip: int, samples: int) -> tuple[float, float]:
-        """(samples per CPU-second, samples per second) after the first ``skip`` reports."""
-        n = len(self.cpu) - 1 - skip
-        assert n > 0, "no report after the warm-up"
-        cpu = self.cpu[-1] - self.cpu[skip]
-        wall = self.wall[-1] - self.wall[skip]
-        return n * samples / cpu, n * samples / wall
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
 def run(kind: str, folder: Path, args: argparse.Namespace, env: dict[str, str]) -> tuple:
-    """Run one loop; return its (samples per CPU-second, samples per second)."""
+    """Run one loop; return its (samples/s by the device's measure, wall samples/s)."""
+    total = args.warmup + args.steps
     if kind == "generated":
         argv = [sys.executable, "train.py", "--device", args.device, "--out", "out"]
-        argv += ["--max-steps", str(args.warmup + args.steps), "--log-every", str(EVERY)]
+        argv += ["--preset", args.preset, "--lr", str(args.lr), "--ckpt-every", "0"]
+        argv += ["--max-steps", str(total), "--log-every", str(EVERY)]
     else:
-        argv = [sys.executable, "minimal.py", args.device]
-        argv += [str(v) for v in (args.warmup, args.steps, EVERY, BATCH, LR)]
+        argv = [sys.executable, "minimal.py", args.device, args.preset]
+        argv += [str(v) for v in (total, EVERY, args.lr)]
     measurement = Measurement(argv, folder, env)
-    return measurement.rates(args.warmup // EVERY - 1, EVERY * BATCH)
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    skip, samples = args.warmup // EVERY - 1, EVERY * args.batch
+    return measurement.rate(args.device, skip, samples), measurement.wall_rate(skip, samples)
 
 
 def main() -> int:
@@ -149,43 +112,55 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=8, help="generated/minimal run pairs")
     parser.add_argument("--steps", type=int, default=200, help="measured steps per run")
     parser.add_argument("--warmup", type=int, default=40, help="steps not measured")
-    parser.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS of the runs")
+    parser.add_argument("--threads", type=int, help="OMP_NUM_THREADS (default: 1 on a CPU)")
     parser.add_argument("--quick", action="store_true", help="1 pair of 100 steps")
     parser.add_argument("-o", "--output", type=Path, help="results file (default: results/...)")
     args = parser.parse_args()
     if args.quick:
         args.pairs, args.steps = 1, 100
     args.steps = max(args.steps - args.steps % EVERY, EVERY)
-    args.warmup = max(args.warmup - args.warmup % EVERY, EVERY)
+    args.warmup = max(args.warmup - args.warmup % EVERY, 2 * EVERY)
+    if args.threads is None and args.device == "cpu":
+        args.threads = 1
+    args.preset = "gpu" if args.device == "cuda" else "cpu"
+    args.lr = 1e-3  # the same for both
 
     import torch
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device here")
+    output = args.output or ROOT / "benchmarks" / "results" / f"compose-overhead-{args.device}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)  # fails now rather than at the end
 
     folder = Path(tempfile.mkdtemp(prefix="compose-overhead-"))
     script = compose(ComposeOptions(), read_tips_by_feature())
     (folder / "train.py").write_text(script, encoding="utf-8")
     (folder / "minimal.py").write_text(MINIMAL, encoding="utf-8")
+    size = runpy.run_path(str(folder / "train.py"), run_name="train")["presets"][args.preset]
+    args.batch = size["batch_size"]
 
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), PYTHONUNBUFFERED="1")
-    cpu: dict[str, list[float]] = {"generated": [], "minimal": []}
+    env = environment(args.device, args.threads)
+    measured: dict[str, list[float]] = {"generated": [], "minimal": []}
     wall: dict[str, list[float]] = {"generated": [], "minimal": []}
+    unit = "samples/s" if args.device == "cuda" else "samples per CPU-second"
     try:
         for i in range(args.pairs):
             for kind in ["generated", "minimal"] if i % 2 == 0 else ["minimal", "generated"]:
-                per_cpu_second, per_second = run(kind, folder, args, env)
-                cpu[kind].append(per_cpu_second)
+                rate, per_second = run(kind, folder, args, env)
+                measured[kind].append(rate)
                 wall[kind].append(per_second)
             print(
-                f"pair {i + 1}/{args.pairs}: generated {cpu['generated'][-1]:.1f}, minimal "
-                f"{cpu['minimal'][-1]:.1f} samples per CPU-second",
+                f"pair {i + 1}/{args.pairs}: generated {measured['generated'][-1]:.1f}, "
+                f"minimal {measured['minimal'][-1]:.1f} {unit}",
                 flush=True,
             )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
-    generated = statistics.median(cpu["generated"])
-    minimal = statistics.median(cpu["minimal"])
+    generated = statistics.median(measured["generated"])
+    minimal = statistics.median(measured["minimal"])
     ratio = generated / minimal
-    pair_ratios = [g / m for g, m in zip(cpu["generated"], cpu["minimal"], strict=True)]
+    pairs = [g / m for g, m in zip(measured["generated"], measured["minimal"], strict=True)]
     result = {
         "date": datetime.date.today().isoformat(),
         "device": args.device,
@@ -195,32 +170,31 @@ def main() -> int:
         "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None,
         "torch": torch.__version__,
         "python": platform.python_version(),
-        "workload": "the default workload of train.py: conv net of width 32 on 2048 "
-        f"3x32x32 images, batch {BATCH}, AdamW; {args.pairs} pair(s) of runs, each "
+        "workload": f"train.py's {args.preset} preset: conv net of width {size['width']} on "
+        f"{size['samples']} 3x{size['image_size']}x{size['image_size']} images, batch "
+        f"{size['batch_size']}, AdamW (lr {args.lr}); {args.pairs} pair(s) of runs, each "
         f"measured over {args.steps} steps after {args.warmup}",
-        "measure": "samples per CPU-second of the training loop (median over runs)",
+        "measure": MEASURES[args.device],
         "generated_samples_per_s": round(generated, 1),
         "minimal_samples_per_s": round(minimal, 1),
         "ratio": round(ratio, 4),
         "overhead_percent": round((1 - ratio) * 100, 2),
         "target_overhead_percent": 2.0,
-        "median_pair_ratio": round(statistics.median(pair_ratios), 4),
-        "pair_ratio_range": [round(min(pair_ratios), 4), round(max(pair_ratios), 4)],
+        "median_pair_ratio": round(statistics.median(pairs), 4),
+        "pair_ratio_range": [round(min(pairs), 4), round(max(pairs), 4)],
         "wall_generated_samples_per_s": round(statistics.median(wall["generated"]), 1),
         "wall_minimal_samples_per_s": round(statistics.median(wall["minimal"]), 1),
         "runs": {
-            "samples_per_cpu_second": {k: [round(v, 1) for v in vs] for k, vs in cpu.items()},
+            "measured": {k: [round(v, 1) for v in vs] for k, vs in measured.items()},
             "samples_per_second": {k: [round(v, 1) for v in vs] for k, vs in wall.items()},
         },
         "command": " ".join(["python benchmarks/compose_overhead.py", *sys.argv[1:]]),
     }
-    output = args.output or ROOT / "benchmarks" / "results" / f"compose-overhead-{args.device}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(
         f"generated {result['generated_samples_per_s']}, minimal loop "
-        f"{result['minimal_samples_per_s']} samples per CPU-second: ratio "
-        f"{result['ratio']}, overhead {result['overhead_percent']}%; wrote {output}"
+        f"{result['minimal_samples_per_s']} {unit}: ratio {result['ratio']}, "
+        f"overhead {result['overhead_percent']}%; wrote {output}"
     )
     return 0
 

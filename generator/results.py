@@ -1,28 +1,41 @@
 """Benchmark results files: ``benchmarks/results/<device>.json``, one per device class.
 
 A results file says where and when it was measured (:class:`Environment`), how
-(:class:`Settings`) and, per tip, the times and bytes of both forms with the ratio, its
-interval and the verdict. It is written by ``python -m generator bench`` only: no figure
-in it is typed by hand.
+(:class:`Settings`) and, per tip and per regime, the sizes used and the times and bytes of
+both forms with the ratio, its interval and the verdict::
+
+    {"schema_version": 2, "device": "cuda", "environment": {...}, "settings": {...},
+     "results": {"channels-last": {"launch-bound": {"sizes": {"batch": 8, ...}, ...},
+                                   "compute-bound": {"sizes": {"batch": 256, ...}, ...}}}}
+
+A tip measured at one size (or without ``bench.sizes``) has one regime, ``default``. The
+file is written by ``python -m generator bench`` only, after every tip, so an interrupted
+run keeps what it measured: no figure in it is typed by hand.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from generator import paths
 from generator.errors import UserError
-from generator.schema import Tip
+from generator.schema import Regime, SizeValue, Tip
 from generator.stats import MemoryVerdict, TimeVerdict
 
 RESULTS_DIR = paths.ROOT / "benchmarks" / "results"
-SCHEMA_VERSION = 1
+#: 2: results per tip *and regime*, each with the sizes it was measured at (1: per tip).
+SCHEMA_VERSION = 2
 ResultDevice = Literal["cpu", "cuda"]
+#: The order regimes are shown in: the small size first.
+REGIME_ORDER: tuple[str, ...] = ("launch-bound", "default", "compute-bound")
 
 
 class _Model(BaseModel):
@@ -42,8 +55,22 @@ class Environment(_Model):
     gpu_compute_capability: str | None = Field(
         default=None, description="CUDA compute capability, e.g. 9.0."
     )
+    gpu_memory_bytes: int | None = Field(
+        default=None, ge=0, description="Total memory of the GPU measured on, in bytes."
+    )
+    gpu_count: int | None = Field(
+        default=None, ge=0, description="CUDA GPUs visible to the process (one is measured)."
+    )
+    gpu_driver: str | None = Field(
+        default=None,
+        description="NVIDIA driver version (from pynvml or nvidia-smi; null when neither is "
+        "available).",
+    )
     torch: str = Field(description="torch.__version__.")
     cuda: str | None = Field(default=None, description="torch.version.cuda, on CUDA runs.")
+    cudnn: str | None = Field(
+        default=None, description="torch.backends.cudnn.version(), on CUDA runs."
+    )
     python: str = Field(description="Python version.")
     platform: str = Field(description="Operating system, as platform.platform() reports it.")
     num_threads: int = Field(ge=1, description="torch intra-op threads used while timing.")
@@ -105,11 +132,18 @@ class MemoryResult(_Model):
 
 
 class TipResult(_Model):
-    """One tip measured on one device."""
+    """One tip measured on one device at one size (one regime)."""
 
     kind: Literal["time", "memory"] = Field(description="The claim the verdict is about.")
-    code: str = Field(description="Hash of the bench code measured (see code_hash).")
+    code: str = Field(
+        description="Hash of the bench code and of the device's sizes measured (see code_hash)."
+    )
     measured_at: str = Field(description="UTC date and time, ISO 8601.")
+    sizes: dict[str, SizeValue] = Field(
+        default_factory=dict,
+        description="The names defined before bench.setup ran (the bench.sizes entry of this "
+        "device and regime); empty for a bench without sizes.",
+    )
     time: TimeResult | None = None
     memory: MemoryResult | None = None
     error: str | None = Field(default=None, description="Why the measurement failed, if it did.")
@@ -127,20 +161,31 @@ class ResultsFile(_Model):
         extra="forbid", frozen=True, json_schema_extra={"title": "Benchmark results"}
     )
 
-    schema_version: Literal[1] = Field(description="Version of this file format.")
+    schema_version: Literal[2] = Field(description="Version of this file format.")
     device: ResultDevice = Field(description="Device class measured: cpu or cuda.")
     environment: Environment
     settings: Settings
-    results: dict[str, TipResult] = Field(description="Results by tip id.")
+    results: dict[str, dict[Regime, TipResult]] = Field(
+        description="Results by tip id, then by regime (`default` for a tip with one size)."
+    )
+
+    def regimes(self, tip_id: str) -> list[tuple[str, TipResult]]:
+        """The results of ``tip_id`` as (regime, result), small size first; empty if none."""
+        found = self.results.get(tip_id, {})
+        return sorted(found.items(), key=lambda item: REGIME_ORDER.index(item[0]))
 
 
-def code_hash(tip: Tip) -> str:
-    """A short hash of a tip's bench code: a result whose hash differs is stale."""
+def code_hash(tip: Tip, device: str) -> str:
+    """A short hash of a tip's bench code and of its sizes on ``device``: a result whose hash
+    differs is stale. A bench without sizes on ``device`` hashes its code only."""
     assert tip.bench is not None
     bench = tip.bench
     parts = [bench.kind, bench.setup or "", bench.before or "", bench.after or ""]
     if bench.memory is not None:
         parts += [bench.memory.before, bench.memory.after]
+    sizes = bench.sizes.for_device(device) if bench.sizes is not None else []
+    if sizes:
+        parts.append(json.dumps([s.model_dump(mode="json") for s in sizes], sort_keys=True))
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:12]
 
 
@@ -150,26 +195,64 @@ def results_path(device: str, folder: Path | None = None) -> Path:
 
 
 def dumps(results: ResultsFile) -> str:
-    """The file content: stable, indented JSON with sorted tip ids."""
+    """The file content: stable, indented JSON with sorted tip ids, regimes small size first."""
     data = results.model_dump(mode="json")
-    data["results"] = dict(sorted(data["results"].items()))
+    data["results"] = {
+        tip_id: dict(sorted(by_regime.items(), key=lambda item: REGIME_ORDER.index(item[0])))
+        for tip_id, by_regime in sorted(data["results"].items())
+    }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A results file of an older format as the current one (format 1 had one result per
+    tip, measured without sizes: it becomes the ``default`` regime)."""
+    out = dict(data)
+    if out.get("schema_version") == 1 and isinstance(out.get("results"), dict):
+        out["results"] = {tip_id: {"default": res} for tip_id, res in out["results"].items()}
+        out["schema_version"] = 2
+    return out
+
+
 def read_results(path: Path) -> ResultsFile:
-    """Read and validate a results file.
+    """Read and validate a results file (an older format is upgraded, see :func:`upgrade`).
 
     Raises:
         UserError: the file is not valid JSON or does not match :class:`ResultsFile`.
     """
     try:
-        return ResultsFile.model_validate_json(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return ResultsFile.model_validate(upgrade(data) if isinstance(data, dict) else data)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(file)"
         raise UserError(f"{path}: {where}: {first['msg']}") from None
+    except ValueError as err:  # not JSON
+        raise UserError(f"{path}: not a JSON results file: {err}") from None
     except OSError as err:
         raise UserError(f"cannot read {path}: {err.strerror}") from None
+
+
+def check_writable(path: Path) -> None:
+    """Fail with one line unless a results file can be written at ``path``: its folder exists
+    and takes a new file (the file is written through a temporary file beside it), and
+    ``path`` is not a folder. Nothing existing is changed.
+
+    Raises:
+        UserError: the file could not be written there.
+    """
+    parent = path.parent
+    if path.is_dir():
+        raise UserError(f"--out {path} is a folder: give a file name, e.g. {path / 'cpu.json'}")
+    if not parent.is_dir():
+        what = "is not a folder" if parent.exists() else "does not exist"
+        raise UserError(f"cannot write {path}: the folder {parent} {what}")
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".probe")
+    except OSError as err:
+        raise UserError(f"cannot write {path}: {err.strerror or err}") from None
+    os.close(fd)
+    Path(probe).unlink(missing_ok=True)
 
 
 def load_all(folder: Path | None = None) -> dict[str, ResultsFile]:
@@ -182,21 +265,84 @@ def load_all(folder: Path | None = None) -> dict[str, ResultsFile]:
     return out
 
 
+def compatible(old: ResultsFile, device: str, env: Environment, settings: Settings) -> bool:
+    """Whether results measured on ``device`` in ``env`` with ``settings`` may join ``old``."""
+    return (
+        old.device == device
+        and old.environment.machine() == env.machine()
+        and old.settings == settings
+    )
+
+
+def check_mergeable(
+    old: ResultsFile | None, device: str, env: Environment, settings: Settings
+) -> None:
+    """Fail before measuring when a partial run could not be merged into ``old``.
+
+    Raises:
+        UserError: ``old`` was measured on another machine, software or settings.
+    """
+    if old is not None and not compatible(old, device, env, settings):
+        raise UserError(
+            "the results file was measured on another machine, torch version or settings "
+            "(--quick, --threads): run every tip (no IDS) to replace it, or pass --out"
+        )
+
+
 def merge(old: ResultsFile | None, new: ResultsFile, replace: bool) -> ResultsFile:
     """Combine a previous file and a new run.
 
     With ``replace`` (a run over every tip), the new run is the whole file. Otherwise the
-    new results update the old ones, which must come from the same machine and software.
+    new results update the old ones tip by tip (every regime of a tip measured anew
+    replaces all of the tip's old ones); they must come from the same machine and software.
 
     Raises:
         UserError: a partial run on another machine than the file's.
     """
     if replace or old is None:
         return new
-    same_machine = old.environment.machine() == new.environment.machine()
-    if old.device != new.device or not same_machine or old.settings != new.settings:
-        raise UserError(
-            "the results file was measured on another machine, torch version or settings "
-            "(--quick, --threads): run every tip (no IDS) to replace it, or pass --out"
-        )
+    check_mergeable(old, new.device, new.environment, new.settings)
     return new.model_copy(update={"results": {**old.results, **new.results}})
+
+
+def write_results(path: Path, results: ResultsFile) -> None:
+    """Write ``results`` to ``path`` atomically (temporary file + ``os.replace``)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(dumps(results))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ResultsWriter:
+    """Saves a run as it goes: called with the results so far after every tip, it writes
+    them merged into the file's previous content, so an interrupted run keeps what it
+    measured.
+
+    While a run over every tip (``replace``) is under way, the tips it has not reached yet
+    keep their previous results when the file comes from the same machine and settings;
+    the finished run replaces the whole file (see :meth:`finish`).
+    """
+
+    def __init__(self, path: Path, old: ResultsFile | None, replace: bool) -> None:
+        self.path, self.old, self.replace = path, old, replace
+        self.saved: ResultsFile | None = None
+        self.measured = 0  # tips of this run written so far
+
+    def __call__(self, partial: ResultsFile) -> None:
+        """Write the results measured so far."""
+        self.measured = len(partial.results)
+        keep_old = self.old is not None and compatible(
+            self.old, partial.device, partial.environment, partial.settings
+        )
+        self.saved = merge(self.old, partial, replace=self.replace and not keep_old)
+        write_results(self.path, self.saved)
+
+    def finish(self, run: ResultsFile) -> ResultsFile:
+        """Write the finished run (the whole file for a run over every tip); return it."""
+        self.saved = merge(self.old, run, replace=self.replace)
+        write_results(self.path, self.saved)
+        return self.saved

@@ -226,6 +226,10 @@ REQUIRE_SIZES = False
 SizeValue = int | float | bool | str
 Regime = Literal["default", "launch-bound", "compute-bound"]
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
+#: Names the bench runner defines itself (generator.bench.bench_namespace): not size names.
+BENCH_PREDEFINED = frozenset(
+    {"torch", "device", "tensor_bytes", "saved_tensor_bytes", "peak_bytes"}
+)
 
 
 class BenchSize(Strict):
@@ -250,6 +254,8 @@ class BenchSize(Strict):
         for name in value:
             if not _IDENTIFIER.match(name):
                 raise ValueError(f"{name!r} is not a lowercase Python identifier")
+            if name in BENCH_PREDEFINED:
+                raise ValueError(f"{name!r} is predefined in the bench namespace: rename it")
         return value
 
 

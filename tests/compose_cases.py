@@ -336,3 +336,91 @@ def ruff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         timeout=60,
     )
+
+
+# --- the script's helpers, called from a driver that imports the composed train.py ----------
+
+#: Imports a composed train.py from its folder and prints, as JSON, what its helpers
+#: return: the FLOP count of a tiny model (and whether counting left any trace), the GPU
+#: peak lookup, the log's speed text, the data loader's reads and the workload presets.
+HELPERS_DRIVER = r"""
+import json
+import sys
+
+import torch
+from torch import nn
+from torch.utils.data import BatchSampler, Dataset, TensorDataset
+
+import train
+
+out = {}
+width, size, batch = 8, 8, 4
+data = train.build_dataset("train", 16, size)
+torch.manual_seed(0)
+model = train.build_model(width)
+weights = {k: v.clone() for k, v in model.state_dict().items()}
+rng = torch.get_rng_state()
+out["flops"] = train.count_flops(model, data, batch, torch.device("cpu"))
+out["no_trace"] = (
+    all(p.grad is None for p in model.parameters())
+    and torch.equal(rng, torch.get_rng_state())
+    and all(torch.equal(weights[k], v) for k, v in model.state_dict().items())
+)
+# A model whose forward draws random numbers and updates buffers.
+bn = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Dropout(0.5), nn.Flatten(),
+                   nn.LazyLinear(10))
+bn(torch.zeros(2, 3, size, size))  # materialise the lazy layer
+before = {k: v.clone() for k, v in bn.state_dict().items()}
+rng = torch.get_rng_state()
+train.count_flops(bn, data, batch, torch.device("cpu"))
+out["bn_no_trace"] = torch.equal(rng, torch.get_rng_state()) and all(
+    torch.equal(before[k], v) for k, v in bn.state_dict().items()
+)
+
+names = sys.argv[1:]
+out["peaks"] = {
+    name: [train.peak_tflops(name, p) for p in ("bf16", "tf32", "fp32")] for name in names
+}
+out["cpu_peak"] = train.device_peak_flops(torch.device("cpu"), amp=True)
+out["speed_known"] = train.speed(4.5e14, 1.0, 1e15)
+out["speed_unknown"] = train.speed(4.5e14, 1.0, None)
+
+
+class Counting(TensorDataset):
+    calls = 0
+
+    def __getitem__(self, index):
+        Counting.calls += 1
+        return super().__getitem__(index)
+
+
+class PerSample(Dataset):
+    calls = 0
+
+    def __init__(self, base):
+        self.base = base
+
+    def __len__(self):
+        return len(self.base)
+
+    def __getitem__(self, index):
+        PerSample.calls += 1
+        return self.base[index]
+
+
+x, y = torch.randn(64, 3, 2, 2), torch.arange(64)
+batched = list(train.batch_loader(Counting(x, y), BatchSampler(range(64), 16, False)))
+per_sample = list(train.batch_loader(PerSample(TensorDataset(x, y)), BatchSampler(range(64), 16, False)))
+out["reads"] = [Counting.calls, PerSample.calls, len(batched)]
+out["same_batches"] = all(
+    torch.equal(a, b) for (xa, ya), (xb, yb) in zip(batched, per_sample) for a, b in ((xa, xb), (ya, yb))
+)
+
+presets = {}
+for argv in (["--device", "cuda"], ["--device", "cpu"], ["--device", "cpu", "--preset", "gpu", "--width", "16"]):
+    sys.argv = ["train.py", *argv]
+    args = train.parse_args()
+    presets[" ".join(argv)] = [args.preset, args.width, args.image_size, args.batch_size, args.samples, round(args.lr, 6)]
+out["presets"] = presets
+print(json.dumps(out))
+"""

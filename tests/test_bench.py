@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -175,22 +176,35 @@ def _time(before: float, after: float, low: float, high: float) -> TimeResult:
     )
 
 
-def _results(tips: dict[str, TipResult], device: str = "cpu", **env: object) -> ResultsFile:
+def _results(
+    tips: dict[str, TipResult | dict[str, TipResult]], device: str = "cpu", **env: object
+) -> ResultsFile:
+    """A results file; a bare TipResult is the tip's ``default`` regime."""
     return ResultsFile(
-        schema_version=1,
+        schema_version=2,
         device=device,  # type: ignore[arg-type]
         environment=_env(**env),
         settings=Settings(quick=True, replicates=5, min_run_time_s=0.05, tolerance=0.03),
-        results=tips,
+        results={
+            k: v if isinstance(v, dict) else {"default": v}  # type: ignore[misc]
+            for k, v in tips.items()
+        },
     )
 
 
-def _tip_result(tip: Tip, time: TimeResult, memory: MemoryResult | None = None) -> TipResult:
+def _tip_result(
+    tip: Tip,
+    time: TimeResult,
+    memory: MemoryResult | None = None,
+    device: str = "cpu",
+    sizes: dict[str, int] | None = None,
+) -> TipResult:
     assert tip.bench is not None
     return TipResult(
         kind=tip.bench.kind,
-        code=code_hash(tip),
+        code=code_hash(tip, device),
         measured_at="2026-01-02T03:04:05+00:00",
+        sizes=sizes or {},
         time=time,
         memory=memory,
     )
@@ -220,8 +234,8 @@ def test_results_file_round_trip(tmp_path: Path) -> None:
     path.write_text(dumps(original), encoding="utf-8")
     assert read_results(path) == original
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["environment"]["cpu_model"] == "Test CPU" and data["schema_version"] == 1
-    data["results"]["synthetic-tip"]["speed"] = 3  # a figure typed in by hand, under a new key
+    assert data["environment"]["cpu_model"] == "Test CPU" and data["schema_version"] == 2
+    data["results"]["synthetic-tip"]["default"]["speed"] = 3  # typed in by hand, a new key
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(UserError, match="speed"):
         read_results(path)
@@ -240,19 +254,25 @@ def test_partial_runs_merge_only_on_the_same_machine() -> None:
 
 
 def test_committed_results_are_valid_and_fresh() -> None:
+    from generator.bench import regime_of, size_entries
+
     by_id = {t.id: t for t in TIPS}
     for device, file in load_all().items():
         assert file.device == device
-        for tip_id, res in file.results.items():
+        for tip_id in file.results:
             tip = by_id.get(tip_id)
             assert tip is not None and tip.bench is not None, (
                 f"{device}.json: {tip_id} has no bench"
             )
-            assert res.error is None, f"{device}.json: {tip_id} failed: {res.error}"
-            assert res.code == code_hash(tip), (
-                f"{tip_id}: bench code changed since it was measured: "
-                f"run `python -m generator bench {tip_id} --device {device}`"
-            )
+            regimes = file.regimes(tip_id)
+            for regime, res in regimes:
+                assert res.error is None, f"{device}.json: {tip_id} ({regime}) failed: {res.error}"
+                assert res.code == code_hash(tip, device), (
+                    f"{tip_id}: bench code or sizes changed since it was measured: "
+                    f"run `python -m generator bench {tip_id} --device {device}`"
+                )
+            expected = [regime_of(size) for size in size_entries(tip, device)]
+            assert [r for r, _ in regimes] == expected, f"{device}.json: {tip_id}"
 
 
 def test_every_cpu_measurable_tip_has_a_cpu_result() -> None:
@@ -297,7 +317,11 @@ def test_bench_section_rules(tmp_path: Path, bench: dict, reason: str) -> None:
 
 def test_a_cpu_measured_bench_needs_a_cpu_tip(tmp_path: Path) -> None:
     data = example_record()
-    data["hardware"] = {"devices": ["cuda"], "notes": {"en": "GPU only.", "zh": "仅 GPU。"}}
+    data["hardware"] = {
+        "devices": ["cuda"],
+        "helps_on": ["cuda"],
+        "notes": {"en": "GPU only.", "zh": "仅 GPU。"},
+    }
     data["bench"] = {"setup": "x = 1", "before": "x + 1", "after": "x + 2"}
     path = write_record(tmp_path, "gpu-tip.yaml", data)
     _, problems = validate([path])
@@ -341,7 +365,7 @@ def test_tip_view_shows_figures_environment_and_reported() -> None:
     assert "2-core x86_64 CPU (Test CPU, AVX2), 2 thread(s), torch 2.13.0, 2026-01-02" == cpu.env
     assert cuda.result == "not yet measured on CUDA"
     assert view.notes == []
-    assert view.reported == ["“3x faster” on NVIDIA V100: Seed document `004_ef0790627b2f324f.txt`"]
+    assert view.reported == ["“3x faster” on NVIDIA V100: “Pytorch技巧” (Chinese blog post)"]
     zh = benchview.tip_view(tip, files, "zh", LABELS["zh"], SEEDS)
     assert zh is not None and zh.rows[0].result.startswith("**提速 2.00×**")
     assert zh.rows[1].result == "尚未在 CUDA 上测量"
@@ -477,16 +501,17 @@ def test_measure_tip_times_both_forms_and_records_failures() -> None:
     assert saved_tensor_bytes(lambda: (lin.weight * 2).sum()) == 0  # parameters do not count
 
 
-def test_bench_cli_errors_are_one_line() -> None:
-    proc = run_cli("bench", "no-such-tip", "--no-progress")
+def test_bench_cli_errors_are_one_line(tmp_path: Path) -> None:
+    proc = run_cli("bench", "no-such-tip", "--no-progress", "--out", str(tmp_path / "x.json"))
     assert proc.returncode == 1 and "no tip with id" in proc.stderr
     assert "Traceback" not in proc.stderr
-    proc = run_cli("bench", "--device", "cuda", "--no-progress", "--out", "/nonexistent/x.json")
+    proc = run_cli("bench", "--device", "cuda", "--no-progress", "--out", str(tmp_path / "c.json"))
     assert "Traceback" not in proc.stderr
     import torch
 
     if not torch.cuda.is_available():
         assert proc.returncode == 2 and "no CUDA GPU here" in proc.stderr
+        assert not (tmp_path / "c.json").exists()
 
 
 def test_composer_overhead_is_rendered_from_its_file_or_said_missing(tmp_path: Path) -> None:
@@ -517,3 +542,356 @@ def test_composer_overhead_is_rendered_from_its_file_or_said_missing(tmp_path: P
     assert "\\|" in view.workload  # a pipe cannot break the table
     zh = benchview.compose_overhead("zh", LABELS["zh"], path)
     assert zh is not None and "目标" in dict(zh.rows)
+
+
+# --- sizes, regimes and the results format -------------------------------------------------
+
+
+def call_through(fn, x):  # noqa: ANN001, ANN201 - a frame from another module, for torch.compile
+    """Call ``fn(x)``: compiled, this frame's globals differ from those of ``fn``."""
+    return fn(x)
+
+
+def _sized_tip(**bench: object) -> Tip:
+    sized = {
+        "sizes": {
+            "cpu": [
+                {"regime": "launch-bound", "values": {"n": 4}},
+                {"regime": "compute-bound", "values": {"n": 64}},
+            ],
+            "cuda": [{"values": {"n": 1 << 20}}],
+        },
+        "setup": "assert isinstance(n, int)\nx = torch.ones(n)",
+        "before": "x + 1",
+        "after": "x.add_(1)",
+    }
+    return _bench_tip(**(sized | bench))
+
+
+def test_an_older_results_file_is_read_as_the_default_regime(tmp_path: Path) -> None:
+    tip = _bench_tip()
+    current = _results({"synthetic-tip": _tip_result(tip, _time(2e-3, 1e-3, 1.8, 2.1))})
+    data = json.loads(dumps(current))
+    data["schema_version"] = 1
+    data["results"] = {k: v["default"] for k, v in data["results"].items()}
+    for res in data["results"].values():
+        del res["sizes"]  # format 1 had no sizes
+    for key in ("gpu_memory_bytes", "gpu_count", "gpu_driver", "cudnn"):
+        del data["environment"][key]
+    path = tmp_path / "cpu.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert read_results(path) == current
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(UserError, match="not a JSON results file"):
+        read_results(path)
+
+
+def test_code_hash_covers_the_sizes_of_its_device_only() -> None:
+    plain = _bench_tip()
+    sized = _sized_tip(setup=plain.bench.setup)  # type: ignore[union-attr]
+    assert code_hash(plain, "cpu") == code_hash(plain, "cuda")  # no sizes: the code alone
+    assert code_hash(sized, "cpu") != code_hash(plain, "cpu")
+    assert code_hash(sized, "cuda") != code_hash(sized, "cpu")
+    bigger = sized.bench.sizes.model_dump()  # type: ignore[union-attr]
+    bigger["cuda"][0]["values"]["n"] = 1 << 22
+    resized = _bench_tip(**{**sized.bench.model_dump(), "sizes": bigger})  # type: ignore[union-attr]
+    assert code_hash(resized, "cuda") != code_hash(sized, "cuda")  # a CUDA result goes stale
+    assert code_hash(resized, "cpu") == code_hash(sized, "cpu")  # the CPU one does not
+
+
+@pytest.mark.parametrize("name", ["device", "torch", "peak_bytes"])
+def test_a_size_may_not_shadow_a_predefined_name(tmp_path: Path, name: str) -> None:
+    data = example_record()
+    data["bench"] = {
+        "sizes": {"cpu": [{"values": {name: 1}}]},
+        "setup": "x = 1",
+        "before": "x + 1",
+        "after": "x + 2",
+    }
+    _, problems = validate([write_record(tmp_path, "shadow.yaml", data)])
+    assert any("predefined in the bench namespace" in p.reason for p in problems), problems
+
+
+def test_each_regime_is_measured_with_its_sizes_defined_before_setup(tmp_path: Path) -> None:
+    from generator import bench
+
+    tip = _sized_tip(
+        kind="memory",
+        memory={"what": {"en": "x", "zh": "字节"}, "before": "tensor_bytes(x)", "after": "0"},
+    )
+    run = bench.run([tip], "cpu", quick=True, replicates=2, progress=False)
+    assert run.schema_version == 2
+    (regimes,) = run.results.values()
+    assert list(regimes) == ["launch-bound", "compute-bound"]
+    for regime, n in (("launch-bound", 4), ("compute-bound", 64)):
+        res = regimes[regime]  # type: ignore[index]
+        assert res.error is None, res.error
+        assert res.sizes == {"n": n}
+        assert res.memory is not None and res.memory.before_bytes == 4 * n
+        assert res.code == code_hash(tip, "cpu")
+    # Without sizes the tip runs once, as before, as the default regime.
+    plain = bench.run([_bench_tip()], "cpu", quick=True, replicates=2, progress=False)
+    assert list(plain.results["synthetic-tip"]) == ["default"]
+    assert plain.results["synthetic-tip"]["default"].sizes == {}  # type: ignore[index]
+
+
+def test_the_bench_namespace_is_an_importable_module_that_torch_compile_can_use() -> None:
+    import sys
+
+    from generator.bench import NAMESPACE_MODULE, Plan, measure_tip
+
+    setup = f"""
+import functools, importlib, pickle
+me = importlib.import_module(__name__)
+assert __name__ == {NAMESPACE_MODULE!r} and me.__dict__ is globals()
+
+
+def double(t):
+    return t * 2
+
+
+assert pickle.loads(pickle.dumps(double)) is double
+from tests.test_bench import call_through
+# The compiled frame (call_through) has other globals than double: dynamo imports
+# double's module by name to inline it.
+compiled = torch.compile(functools.partial(call_through, double), backend="eager")
+assert torch.equal(compiled(torch.ones(3)), torch.full((3,), 2.0))
+"""
+    tip = _bench_tip(setup=setup, before="double(torch.ones(2))", after="compiled(torch.ones(3))")
+    plan = Plan(quick=True, replicates=1, min_run_time_s=0.001)
+    res = measure_tip(tip, "cpu", plan, num_threads=1)
+    assert res.error is None, res.error
+    assert NAMESPACE_MODULE not in sys.modules  # registered only while a tip is measured
+
+
+def test_bench_checks_out_before_measuring_anything(tmp_path: Path) -> None:
+    import time
+
+    start = time.perf_counter()
+    proc = run_cli("bench", "--out", "/nonexistent/dir/x.json")  # every tip, progress bar on
+    elapsed = time.perf_counter() - start
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        "error: cannot write /nonexistent/dir/x.json: the folder /nonexistent/dir does not exist\n"
+    )
+    assert "bench cpu" not in proc.stderr and proc.stdout == ""  # no bar, no tip measured
+    assert elapsed < 10  # a loose bound: nothing was measured
+    proc = run_cli("bench", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "is a folder" in proc.stderr and proc.stdout == ""
+    bad = tmp_path / "broken.json"
+    bad.write_text("{", encoding="utf-8")
+    proc = run_cli("bench", "torch-compile-fusion", "--out", str(bad))
+    assert proc.returncode == 2 and "not a JSON results file" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert bad.read_text(encoding="utf-8") == "{"  # left as it was
+
+
+def test_an_interrupted_run_keeps_the_tips_it_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from generator import cli, records
+
+    first = _bench_tip().model_copy(update={"id": "first-tip"})
+    second = _bench_tip(setup="raise KeyboardInterrupt").model_copy(update={"id": "second-tip"})
+    monkeypatch.setattr(records, "get_tip", {"first-tip": first, "second-tip": second}.get)
+    out = tmp_path / "cpu.json"
+    argv = ["bench", "first-tip", "second-tip", "--quick", "--replicates", "2", "--no-progress"]
+    assert cli.main([*argv, "--out", str(out)]) == 130
+    assert "keeps the 1 tip(s) measured so far" in capsys.readouterr().err
+    kept = read_results(out)
+    assert list(kept.results) == ["first-tip"]
+    assert kept.results["first-tip"]["default"].time is not None  # type: ignore[index]
+    assert [p.name for p in tmp_path.iterdir()] == ["cpu.json"]  # no temporary file left
+
+
+def test_a_full_run_keeps_old_results_until_it_finishes(tmp_path: Path) -> None:
+    from generator.results import ResultsWriter
+
+    tip = _bench_tip()
+    old_a = _tip_result(tip, _time(2e-3, 1e-3, 1.8, 2.1))
+    new_a = _tip_result(tip, _time(3e-3, 1e-3, 2.8, 3.1))
+    path = tmp_path / "cpu.json"
+    old = _results({"a": old_a, "b": old_a})
+    writer = ResultsWriter(path, old, replace=True)
+    writer(_results({"a": new_a}))  # after the first tip of a run over every tip
+    assert read_results(path).results == {"a": {"default": new_a}, "b": {"default": old_a}}
+    writer.finish(_results({"a": new_a}))
+    assert read_results(path).results == {"a": {"default": new_a}}
+    other = ResultsWriter(path, _results({"b": old_a}, cpu_model="Another CPU"), replace=True)
+    other(_results({"a": new_a}))  # another machine: its results cannot stay beside ours
+    assert set(read_results(path).results) == {"a"}
+
+
+def test_the_environment_records_the_gpu_driver_when_it_can(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from generator import bench
+
+    monkeypatch.setitem(__import__("sys").modules, "pynvml", None)  # not installed
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert bench.gpu_driver() is None  # neither pynvml nor nvidia-smi: no driver, no error
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 570.86.15\n", encoding="utf-8")
+    smi.chmod(0o755)
+    assert bench.gpu_driver() == "570.86.15"
+    env = bench.environment("cpu", 1)
+    assert env.gpu_name is None and env.gpu_driver is None and env.torch
+
+
+# --- CUDA results and regimes on the site --------------------------------------------------
+
+
+def _cuda_env() -> dict[str, object]:
+    return dict(
+        gpu_name="NVIDIA H100 80GB HBM3",
+        gpu_compute_capability="9.0",
+        gpu_memory_bytes=80 * 2**30,
+        gpu_count=1,
+        gpu_driver="570.86.15",
+        cuda="13.0",
+        cudnn="91300",
+        torch="2.11.0+cu130",
+    )
+
+
+def test_tip_view_shows_each_regime_with_its_sizes_and_the_gpu() -> None:
+    tip = _bench_tip()
+    launch = _tip_result(tip, _time(1e-3, 1e-3, 0.95, 1.02), device="cuda", sizes={"n": 8})
+    compute = _tip_result(tip, _time(8e-3, 4e-3, 1.9, 2.1), device="cuda", sizes={"n": 4096})
+    files = {
+        "cuda": _results(
+            {"synthetic-tip": {"compute-bound": compute, "launch-bound": launch}},
+            device="cuda",
+            **_cuda_env(),
+        )
+    }
+    view = benchview.tip_view(tip, files, "en", LABELS["en"], SEEDS)
+    assert view is not None and view.regimes
+    cpu, small, large = view.rows
+    assert cpu.result == "not yet measured on CPU"
+    assert (small.device, small.sizes) == ("CUDA, launch-bound", "`n=8`")
+    assert (large.device, large.sizes) == ("CUDA, compute-bound", "`n=4096`")
+    assert large.result == "**2.00× faster** (1.90–2.10)"
+    assert large.env == (
+        "NVIDIA H100 80GB HBM3 (compute capability 9.0, 80 GiB, driver 570.86.15), "
+        "torch 2.11.0+cu130, CUDA 13.0, 2026-01-02"
+    )
+    (note,) = view.notes  # the launch-bound null result, named with its regime
+    assert note.title == "No measurable benefit on CUDA, launch-bound"
+    zh = benchview.tip_view(tip, files, "zh", LABELS["zh"], SEEDS)
+    assert zh is not None
+    assert [r.device for r in zh.rows[1:]] == ["CUDA，启动开销受限", "CUDA，计算受限"]
+
+
+def _write_cuda_json(folder: Path, tip: Tip) -> None:
+    launch = _tip_result(tip, _time(1e-3, 1e-3, 0.95, 1.02), device="cuda", sizes={"batch": 8})
+    compute = _tip_result(tip, _time(8e-3, 4e-3, 1.9, 2.1), device="cuda", sizes={"batch": 256})
+    file = _results(
+        {tip.id or "": {"launch-bound": launch, "compute-bound": compute}},
+        device="cuda",
+        **_cuda_env(),
+    )
+    (folder / "cuda.json").write_text(dumps(file), encoding="utf-8")
+
+
+def test_pages_show_cuda_results_and_a_chart_per_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator import results as results_module
+    from generator.site import benchmarks_page, tip_page
+
+    tip = next(
+        t
+        for t in BENCH_TIPS
+        if t.bench.kind == "time" and "cuda" in t.bench.measured_devices()  # type: ignore[union-attr]
+    )
+    cpu_tip = next(
+        t
+        for t in BENCH_TIPS
+        if t.bench.kind == "time" and t.bench.measured_devices() == ["cpu", "cuda"]  # type: ignore[union-attr]
+    )
+    cpu = _results({cpu_tip.id or "": _tip_result(cpu_tip, _time(2e-3, 1e-3, 1.8, 2.1))})
+    (tmp_path / "cpu.json").write_text(dumps(cpu), encoding="utf-8")
+    _write_cuda_json(tmp_path, tip)
+    monkeypatch.setattr(results_module, "RESULTS_DIR", tmp_path)  # the pages read files here
+    page = tip_page(tip, "en", TIPS)
+    assert "| CUDA, compute-bound | `batch=256` | **2.00× faster** (1.90–2.10) |" in page
+    assert "| CUDA, launch-bound | `batch=8` |" in page
+    assert "NVIDIA H100 80GB HBM3 (compute capability 9.0" in page
+    assert "compute-bound*, large enough" in page  # the regimes are explained
+    assert "not yet measured on CUDA" not in page
+    zh = tip_page(tip, "zh", TIPS)
+    assert "| CUDA，计算受限 | `batch=256` | **提速 2.00×**" in zh
+    summary = benchmarks_page(TIPS, "en")
+    assert "{{" not in summary and "{%" not in summary
+    cpu_part, cuda_part = summary.split("{ #cpu }")[1].split("{ #cuda }")
+    cuda_part = cuda_part.split("{ #composer }")[0]
+    for part in (cpu_part, cuda_part):  # one chart per device
+        assert part.count('<svg xmlns="http://www.w3.org/2000/svg"') == 1
+    root = ET.fromstring(cuda_part[cuda_part.index("<svg") : cuda_part.index("</svg>") + 6])
+    labels = "".join(root.itertext())
+    assert f"{tip.id} (compute-bound)" in labels and f"{tip.id} (launch-bound)" in labels
+    assert "NVIDIA H100 80GB HBM3" in cuda_part and "`batch=256`" in cuda_part
+    assert "(compute-bound) |" in cuda_part  # the table row names the regime
+    assert "计算受限" in benchmarks_page(TIPS, "zh")
+
+
+def test_pages_say_not_yet_measured_on_cuda_without_cuda_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator import results as results_module
+    from generator.site import benchmarks_page, tip_page
+
+    monkeypatch.setattr(results_module, "RESULTS_DIR", tmp_path)  # no results file at all
+    tip = next(t for t in BENCH_TIPS if "cuda" in t.bench.measured_devices())  # type: ignore[union-attr]
+    assert "| CUDA |  | not yet measured on CUDA |" in tip_page(tip, "en", TIPS)
+    assert "尚未在 CUDA 上测量" in tip_page(tip, "zh", TIPS)
+    summary = benchmarks_page(TIPS, "en")
+    assert "<svg" not in summary
+    assert "Not yet measured on CUDA: no results file" in summary
+
+
+# --- badges and the catalog filter ---------------------------------------------------------
+
+
+def _badge(page: str, kind: str) -> str:
+    match = re.search(rf'<span class="tip-badge tip-badge--{kind}"[^>]*>([^<]*)</span>', page)
+    assert match, kind
+    return match.group(1)
+
+
+def test_badges_separate_where_a_tip_runs_from_where_it_helps() -> None:
+    from generator.site import tip_page
+    from generator.taxonomy import DEVICES
+
+    differ = 0
+    for tip in TIPS:
+        page = tip_page(tip, "en", TIPS, {})
+        runs, helps = _badge(page, "runs-on"), _badge(page, "helps-on")
+        assert runs == "Runs on: " + " · ".join(DEVICES[d].en for d in tip.hardware.devices)
+        assert helps == "Helps on: " + " · ".join(DEVICES[d].en for d in tip.hardware.helps_on)
+        differ += tip.hardware.devices != tip.hardware.helps_on
+        zh = tip_page(tip, "zh", TIPS, {})
+        assert _badge(zh, "helps-on").startswith("受益硬件：")
+    assert differ, "no tip runs somewhere it does not help: the badges would not show it"
+    gpu_only = [t for t in TIPS if "cpu" in t.hardware.devices and "cpu" not in t.hardware.helps_on]
+    for tip in gpu_only:  # e.g. TF32: tested on CPU, pays off on a GPU only
+        page = tip_page(tip, "en", TIPS, {})
+        assert "CPU" in _badge(page, "runs-on") and "CPU" not in _badge(page, "helps-on")
+
+
+def test_catalog_filters_on_where_a_tip_helps() -> None:
+    from generator.site import catalog_page
+
+    catalog = catalog_page(TIPS, "en")
+    assert '<select id="filter-helps-on" data-filter="helps"' in catalog
+    assert '<option value="multi-gpu">several GPUs</option>' in catalog
+    helps = {
+        tip_id: value.split()
+        for value, tip_id in re.findall(
+            r'data-helps="([^"]*)"[^>]*>\n<td><a href="../tips/([a-z0-9-]+)/">', catalog
+        )
+    }
+    assert helps == {t.id: list(t.hardware.helps_on) for t in TIPS}
+    ddp = [t.id for t in TIPS if "ddp" in t.tags]
+    assert ddp and any("multi-gpu" in helps[i] for i in ddp)  # "several GPUs" matches DDP tips

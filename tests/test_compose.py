@@ -8,6 +8,7 @@ import json
 import math
 import os
 import random
+import shlex
 import signal
 import stat
 import subprocess
@@ -29,6 +30,7 @@ from tests.compose_cases import (
     FEATURES,
     FULL,
     GLOBAL_BATCH,
+    HELPERS_DRIVER,
     SUPPORTED,
     UNSUPPORTED,
     WORKLOAD,
@@ -90,6 +92,9 @@ def test_combination_composes_and_trains(features, tmp_path, runner):
     assert len(run.losses) == 4, run.output  # one log line per interval, on rank 0 only
     assert all(math.isfinite(v) for v in run.losses), run.output
     assert run.losses[-1] < run.losses[0] - 0.05, run.losses
+    # Achieved TFLOP/s in every log line; no MFU, since a CPU has no known peak.
+    assert run.output.count(" TFLOP/s") == 4 and "MFU" not in run.output, run.output
+    assert run.output.count("GFLOP per sample") == 1, run.output
 
     ckpt = load(tmp_path / "out" / "last.pt")
     assert ckpt["step"] == 16
@@ -125,15 +130,17 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _line(lines: list[str], text: str) -> int:
-    return next(i for i, line in enumerate(lines) if text in line)
+def _line(lines: list[str], text: str, start: int = 0) -> int:
+    return next(i for i, line in enumerate(lines) if text in line and i >= start)
 
 
 def test_interactions_are_right_in_the_source():
     """What the runs cannot show: where each feature's code sits relative to the others."""
     lines = compose(options(["--amp", "--accum", "4", "--ddp"]), {}).splitlines()
-    forward, backward = _line(lines, "model(x)"), _line(lines, ".backward()")
-    autocast, no_sync = _line(lines, "with autocast:"), _line(lines, "model.no_sync()")
+    loop = _line(lines, "while step < args.max_steps")  # the training loop
+    forward, backward = _line(lines, "model(x)", loop), _line(lines, ".backward()", loop)
+    autocast = _line(lines, "with autocast:", loop)
+    no_sync = _line(lines, "model.no_sync()", loop)
     # no_sync() is entered before the forward pass and still holds during backward().
     assert no_sync < autocast < forward < backward
     assert _indent(lines[backward]) > _indent(lines[no_sync])
@@ -147,6 +154,95 @@ def test_interactions_are_right_in_the_source():
     for absent in ("autocast", "scaler", "no_sync", "dist.", "accum_steps", "profiler"):
         assert absent not in plain  # no dead branches for features not chosen
     assert "weights_only=True" in plain and "zero_grad(set_to_none=True)" in plain
+    assert "--nnodes" not in plain  # a script without --ddp runs on one machine
+
+
+def test_multi_node_commands_in_the_docstring():
+    """The DDP script's docstring gives a multi-node torchrun line that torchrun parses,
+    and a SLURM job that launches it with SIGTERM sent to the job steps before the end."""
+    from torch.distributed.run import parse_args
+
+    doc = compose(options(["--ddp"]), {}).split('"""')[1]
+    commands = doc.replace("\\\n", " ").splitlines()
+    expected = {  # nnodes, nproc_per_node, rdzv_backend, rdzv_endpoint
+        "    torchrun --nnodes": ("2", "8", "c10d", "HOST:29500"),
+        "    srun torchrun": ("$SLURM_NNODES", "8", "c10d", "$head:29500"),
+    }
+    for start, values in expected.items():
+        line = next(c for c in commands if c.startswith(start))
+        args = parse_args(shlex.split(line.split("torchrun", 1)[1]))
+        assert (args.nnodes, args.nproc_per_node, args.rdzv_backend, args.rdzv_endpoint) == values
+        assert args.training_script == "train.py"
+    assert "#SBATCH --signal=TERM@120" in doc and "#SBATCH --ntasks-per-node=1" in doc
+
+
+def conv_net_flops(width: int, size: int, batch: int, classes: int = 10) -> int:
+    """FLOPs of one training step of the default ConvNet, by hand: 2 per multiply-add."""
+
+    def conv(c_in: int, c_out: int, side: int) -> int:  # a 3x3 convolution's forward
+        return 2 * c_in * c_out * 9 * side * side * batch
+
+    first = conv(3, width, size)
+    rest = conv(width, 2 * width, size // 2) + conv(2 * width, 4 * width, size // 4)
+    head = 2 * batch * 4 * width * classes
+    # Backward computes the gradients of the weights and of the inputs (twice the
+    # forward), except for the first layer: the images need no gradient.
+    return 2 * first + 3 * rest + 3 * head
+
+
+#: Datasheet dense peaks (bf16, tf32, fp32 TFLOP/s) by the names torch.cuda reports.
+KNOWN_GPUS = {
+    "NVIDIA H100 80GB HBM3": [989.4, 494.7, 66.9],
+    "NVIDIA H100 PCIe": [756.5, 378.0, 51.0],
+    "NVIDIA H200": [989.4, 494.7, 66.9],
+    "NVIDIA A100-SXM4-80GB": [312.0, 156.0, 19.5],
+    "NVIDIA A100 80GB PCIe": [312.0, 156.0, 19.5],
+    "NVIDIA L4": [121.0, 60.0, 30.3],
+    "NVIDIA L40S": [362.1, 183.0, 91.6],
+    "NVIDIA GeForce RTX 4090": [165.2, 82.6, 82.6],
+    "NVIDIA A10": [125.0, 62.5, 31.2],
+}
+#: Names that must not borrow another GPU's peak.
+UNKNOWN_GPUS = [
+    "NVIDIA H100 NVL",
+    "NVIDIA H200 NVL",
+    "NVIDIA GH200 480GB",
+    "NVIDIA L40",
+    "NVIDIA A10G",
+    "Tesla T4",
+    "NVIDIA GeForce RTX 3090",
+]
+
+
+def test_script_helpers(tmp_path, runner):
+    """The FLOP count, the peak lookup, the speed text, batched reads and the presets."""
+    write_script(tmp_path, [])
+    driver = tmp_path / "driver.py"
+    driver.write_text(HELPERS_DRIVER, encoding="utf-8")
+    run = runner.run(driver, [*KNOWN_GPUS, *UNKNOWN_GPUS])
+    assert run.rc == 0, run.output
+    out = json.loads(run.output.strip().splitlines()[-1])
+
+    # FlopCounterMode's count of one step equals the count by hand, and leaves no trace.
+    assert out["flops"] == conv_net_flops(8, 8, 4)
+    assert out["no_trace"] and out["bn_no_trace"]
+    # MFU for a GPU in the table, TFLOP/s only for any other (and for a CPU).
+    for name, peaks in KNOWN_GPUS.items():
+        assert out["peaks"][name] == peaks, name
+    for name in UNKNOWN_GPUS:
+        assert out["peaks"][name] == [None, None, None], name
+    assert out["cpu_peak"] is None
+    assert out["speed_known"] == "450 TFLOP/s | MFU 45.0%"
+    assert out["speed_unknown"] == "450 TFLOP/s"
+    # A TensorDataset is read with one __getitem__ a batch; other datasets per sample.
+    assert out["reads"] == [4, 64, 4] and out["same_batches"]
+    # --preset auto: the gpu sizes on CUDA, the cpu sizes elsewhere; given sizes win;
+    # the learning rate falls as 1/sqrt(width).
+    assert out["presets"] == {
+        "--device cuda": ["gpu", 256, 64, 256, 8192, 0.001061],
+        "--device cpu": ["cpu", 32, 32, 32, 2048, 0.003],
+        "--device cpu --preset gpu --width 16": ["gpu", 16, 64, 256, 8192, 0.004243],
+    }
 
 
 # --- contradictions and output ------------------------------------------------------------
@@ -211,7 +307,7 @@ def test_compose_is_quick_and_does_not_import_torch():
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    assert main(['compose', *sys.argv[1:]]) == 0\n"
         "assert 'torch' not in sys.modules, 'compose imported torch'\n"
-        'assert out.getvalue().startswith(\'"""\')\n'
+        'assert out.getvalue().startswith((\'"""\', \'r"""\'))\n'
         "print(time.process_time())\n"
     )
     proc = subprocess.run(
@@ -253,21 +349,24 @@ def reference_weights(tmp_path_factory, runner):
 
 
 @pytest.mark.parametrize(
-    ("composer_flags", "nproc", "batch"),
+    ("composer_flags", "nproc", "batch", "script_args"),
     [
-        (["--accum", "4"], 0, 8),
-        (["--ddp"], 2, 16),
-        (["--ddp", "--accum", "2"], 2, 8),
-        (["--ddp"], 0, 32),
+        (["--accum", "4"], 0, 8, []),
+        (["--ddp"], 2, 16, []),
+        (["--ddp", "--accum", "2"], 2, 8, []),
+        (["--ddp"], 0, 32, []),
+        ([], 0, 32, ["--data-on-device"]),
     ],
-    ids=["accum-4x8", "ddp-2x16", "ddp+accum-2x2x8", "ddp-without-torchrun"],
+    ids=["accum-4x8", "ddp-2x16", "ddp+accum-2x2x8", "ddp-without-torchrun", "data-on-device"],
 )
 def test_global_batch_is_the_unit(
-    composer_flags, nproc, batch, tmp_path, runner, reference_weights
+    composer_flags, nproc, batch, script_args, tmp_path, runner, reference_weights
 ):
-    """Same seed, steps and global batch: the same weights, however the batch is split."""
+    """Same seed, steps and global batch: the same weights, however the batch is split
+    (and wherever the data are kept)."""
     script = write_script(tmp_path, [*EXACT, *composer_flags])
-    run = runner.run(script, [*SMALL, "--batch-size", str(batch), "--max-steps", "6"], nproc=nproc)
+    args = [*SMALL, *script_args, "--batch-size", str(batch), "--max-steps", "6"]
+    run = runner.run(script, args, nproc=nproc)
     assert run.rc == 0, run.output
     weights = load(tmp_path / "out" / "last.pt")["model"]
     for name, ref in reference_weights.items():
@@ -402,3 +501,71 @@ def test_docs_page_lists_every_flag(page):
     assert "<!-- compose: --amp --accum 4 --ddp -->" in text
     for feature in FEATURES:
         assert f"--{feature}" in text, feature
+    # The script's own options, the multi-node launch and the measured figures.
+    for option in ("--preset", "--data-on-device", "--nnodes", "--rdzv-backend c10d"):
+        assert option in text.replace("=", " "), option
+    assert "#SBATCH --signal=TERM@120" in text
+    lang = " zh" if page.endswith(".zh.md") else ""
+    for device in ("cpu", "cuda"):
+        assert f"<!-- compose-results: {device}{lang} -->" in text
+
+
+RESULTS = {
+    "date": "2026-01-02",
+    "device": "cuda",
+    "device_name": "NVIDIA H100 80GB HBM3",
+    "torch": "2.11.0+cu130",
+    "lightning": "2.6.6",
+    "workload": {"width": 256, "image_size": 64, "batch_size": 256, "gflop_per_sample": 14.6},
+    "steps": 200,
+    "warmup": 40,
+    "repeats": 3,
+    "measure": "samples per second of wall time",
+    "ladder": [
+        {"added": [], "samples_per_s": 8900.0, "speedup": 1.0, "tflops": 130.0, "mfu": 0.26},
+        {
+            "added": ["--amp"],
+            "samples_per_s": 15700.0,
+            "speedup": 1.764,
+            "tflops": 229.2,
+            "mfu": 0.232,
+        },
+    ],
+    "comparison": [
+        {
+            "flags": [],
+            "generated": 8900.0,
+            "minimal": 8950.0,
+            "lightning": 7000.0,
+            "vs_minimal": 0.994,
+            "vs_lightning": 1.271,
+        },
+        {
+            "flags": ["--amp"],
+            "generated": 15700.0,
+            "minimal": 15600.0,
+            "lightning": None,
+            "vs_minimal": 1.006,
+            "vs_lightning": None,
+        },
+    ],
+    "command": "python benchmarks/compose_compare.py --device cuda",
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_results_placeholder_shows_what_each_flag_bought(lang, tmp_path):
+    from generator.compose_results import LABELS, expand_results
+
+    assert LABELS[lang].keys() == LABELS["en"].keys()
+    suffix = "" if lang == "en" else " zh"
+    page = f"a\n<!-- compose-results: cuda{suffix} -->\n<!-- compose-results: cpu{suffix} -->\nb\n"
+    (tmp_path / "compose-cuda.json").write_text(json.dumps(RESULTS), encoding="utf-8")
+    text = expand_results(page, tmp_path)
+    assert text.startswith("a\n") and text.endswith("\nb\n") and "<!--" not in text
+    cuda, cpu = text.split("benchmarks/compose_compare.py --device cuda`")
+    assert "NVIDIA H100 80GB HBM3" in cuda and "| `--amp` | 15,700 | 1.76× | 229 | 23% |" in cuda
+    assert "| 8,900 | 15,700 |" in cuda and "| 0.994 | 1.006 |" in cuda
+    assert "| 1.271 | – |" in cuda  # a figure not measured is a dash
+    # No figures for the CPU: the line says which command writes them.
+    assert "python benchmarks/compose_compare.py --device cpu" in cpu and "|" not in cpu

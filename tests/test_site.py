@@ -154,11 +154,26 @@ def test_catalog_filter_narrows_the_list(page: Page, base_url: str) -> None:
     assert 0 < shown < total
     for i in range(shown):
         assert visible.nth(i).get_attribute("data-category") == "memory"
-    page.select_option("#filter-device", "cuda")
+    page.select_option("#filter-helps-on", "cuda")
     assert page.locator("#tip-catalog tbody tr:not([hidden])").count() <= shown
     page.select_option("#filter-category", "")
-    page.select_option("#filter-device", "")
+    page.select_option("#filter-helps-on", "")
     assert page.locator("#tip-catalog tbody tr:not([hidden])").count() == total
+
+
+def test_catalog_helps_on_filter_finds_the_multi_gpu_tips(page: Page, base_url: str) -> None:
+    page.goto(f"{base_url}/catalog/")
+    total = page.locator("#tip-catalog tbody tr").count()
+    page.select_option("#filter-helps-on", "multi-gpu")  # "several GPUs"
+    visible = page.locator("#tip-catalog tbody tr:not([hidden])")
+    shown = visible.count()
+    assert 0 < shown < total, "the several-GPUs filter matches no tip"
+    hrefs = []
+    for i in range(shown):
+        assert "multi-gpu" in (visible.nth(i).get_attribute("data-helps") or "").split()
+        hrefs.append(visible.nth(i).locator("a").first.get_attribute("href") or "")
+    assert any("ddp" in h for h in hrefs), hrefs
+    expect(page.locator("#catalog-count")).to_have_text(f"{shown} tips shown")
 
 
 def test_no_request_leaves_localhost(page: Page, base_url: str) -> None:

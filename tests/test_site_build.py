@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from generator.records import load_tips
 from generator.snippets import snippet_path
 
@@ -49,3 +51,109 @@ def test_pages_load_nothing_from_other_hosts(built_site: Path) -> None:
         text = html.read_text(encoding="utf-8")
         bad = [m.group(0) for m in pattern.finditer(text)]
         assert not bad, f"{html}: {bad[:3]}"
+
+
+# --- UI strings: one bilingual data file -----------------------------------------------------
+
+_STATIC_REFS = (
+    re.compile(r"\bL\.([a-z_][a-z0-9_]*)"),  # templates: L.measured
+    re.compile(r"\bL\[\s*\"([a-z_][a-z0-9_]*)\"\s*\]"),  # templates and code: L["measured"]
+)
+_DYNAMIC_PREFIX = re.compile(r"\bL\[\s*\"([a-z_]+_)\"\s*[~+]")  # L["tested_" ~ device]
+_UI_CODE = ("benchview.py", "site.py")
+
+
+def _ui_sources() -> dict[str, str]:
+    from generator import paths
+
+    files = sorted((paths.TEMPLATES / "site").rglob("*.j2"))
+    files += [paths.TEMPLATES.parent / name for name in _UI_CODE]
+    return {str(p): p.read_text(encoding="utf-8") for p in files}
+
+
+def test_every_ui_label_has_both_languages_and_the_same_placeholders() -> None:
+    import yaml
+
+    from generator import ui
+
+    raw = yaml.safe_load(ui.UI_FILE.read_text(encoding="utf-8"))
+    assert raw and all(set(texts) == {"en", "zh"} for texts in raw.values()), [
+        k for k, texts in raw.items() if set(texts) != {"en", "zh"}
+    ]
+    labels = ui.labels()
+    assert set(labels["en"]) == set(labels["zh"]) == set(raw)
+    for key in raw:
+        assert ui.placeholders(labels["en"][key]) == ui.placeholders(labels["zh"][key]), key
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    untranslated = [
+        k
+        for k in raw
+        if labels["en"][k] == labels["zh"][k] and re.search("[a-z]{4}", labels["en"][k])
+    ]
+    assert untranslated == [], "same text in both languages: " + ", ".join(untranslated)
+    assert any(cjk.search(text) for text in labels["zh"].values())
+
+
+def test_every_ui_label_used_exists_and_every_label_is_used() -> None:
+    from generator import ui
+    from generator.results import REGIME_ORDER
+    from generator.taxonomy import DEVICES
+
+    keys = set(ui.labels()["en"])
+    sources = _ui_sources()
+    used: set[str] = set()
+    prefixes: set[str] = set()
+    for text in sources.values():
+        for pattern in _STATIC_REFS:
+            used |= set(pattern.findall(text))
+        prefixes |= set(_DYNAMIC_PREFIX.findall(text))
+    # The dynamic lookups, expanded over their vocabularies.
+    used |= {"tested_" + d.replace("-", "_") for d in DEVICES}
+    used |= {"kind_time", "kind_memory", "device_name_cpu", "device_name_cuda"}
+    used |= {"regime_" + r.replace("-", "_") for r in REGIME_ORDER if r != "default"}
+    assert prefixes >= {"tested_", "kind_", "regime_", "device_name_", "coverage_"}, prefixes
+    missing = sorted(k for k in used if k not in keys and not k.startswith("coverage_"))
+    assert missing == [], "used but not in generator/templates/site/ui.yaml: " + ", ".join(missing)
+    code = "".join(text for path, text in sources.items() if path.endswith(".py"))
+    literals = set(re.findall(r"\"([a-z_][a-z0-9_]*)\"(?!\s*:)", code))  # not dict keys
+    unused = sorted(
+        k for k in keys if k not in used and k not in literals and not k.startswith(tuple(prefixes))
+    )
+    assert unused == [], "labels nothing uses: " + ", ".join(unused)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("key:\n  en: Hello\n", "give exactly the languages en, zh"),
+        ("key:\n  en: Hello\n  zh: ''\n", "must be a non-empty string"),
+        ("key:\n  en: '{n} tips'\n  zh: 条技巧\n", "different {placeholders}"),
+        ("- a list\n", "expected a mapping"),
+    ],
+    ids=["missing-zh", "empty-zh", "placeholder", "not-a-mapping"],
+)
+def test_a_broken_ui_file_fails_in_one_line(tmp_path: Path, text: str, reason: str) -> None:
+    from generator import ui
+    from generator.errors import UserError
+
+    path = tmp_path / "ui.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UserError, match=re.escape(reason)):
+        ui.read_labels(path)
+
+
+def test_built_pages_show_runs_on_and_helps_on_badges(built_site: Path) -> None:
+    by_id = {t.id: t for t in TIPS}
+    gpu_only = [t for t in TIPS if "cpu" in t.hardware.devices and "cpu" not in t.hardware.helps_on]
+    assert gpu_only, "expected tips tested on CPU that pay off on a GPU only (TF32, ...)"
+    for tip in gpu_only:
+        html = (built_site / "tips" / str(tip.id) / "index.html").read_text(encoding="utf-8")
+        helps = re.search(r'tip-badge--helps-on"[^>]*>([^<]*)<', html)
+        runs = re.search(r'tip-badge--runs-on"[^>]*>([^<]*)<', html)
+        assert helps and runs, tip.id
+        assert "CPU" in runs.group(1) and "CPU" not in helps.group(1), tip.id
+    catalog = (built_site / "catalog" / "index.html").read_text(encoding="utf-8")
+    multi = re.findall(
+        r'data-helps="[^"]*multi-gpu[^"]*"[^>]*>\s*<td><a href="../tips/([^/]+)/', catalog
+    )
+    assert multi and all("multi-gpu" in by_id[i].hardware.helps_on for i in multi)

@@ -12,14 +12,23 @@ targets = torch.randint(0, 3, (steps, 32), device=device)
 model = nn.Linear(20, 3).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
-host_reads = []  # each entry is one blocking GPU-to-CPU copy
-for step in range(steps):
-    loss = nn.functional.cross_entropy(model(data[step]), targets[step])
-    if torch.isnan(loss):  # Python `if` on a tensor: sync
-        raise RuntimeError("loss is NaN")
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    optimizer.step()
-    host_reads.append(loss.item())  # .item() every step: another sync
-    if (step + 1) % log_every == 0:
-        print(f"step {step + 1}: loss {sum(host_reads[-log_every:]) / log_every:.4f}")
+
+def train(model, optimizer):
+    """Train for `steps` steps; return the mean loss of each log interval."""
+    logged, recent = [], []
+    for step in range(steps):
+        loss = nn.functional.cross_entropy(model(data[step]), targets[step])
+        if torch.isnan(loss):  # Python `if` on a tensor: the CPU waits for the GPU
+            raise RuntimeError("loss is NaN")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        recent.append(loss.item())  # .item() every step: another wait
+        if (step + 1) % log_every == 0:
+            logged.append(sum(recent) / log_every)
+            print(f"step {step + 1}: loss {logged[-1]:.4f}")
+            recent.clear()
+    return logged
+
+
+logged = train(model, optimizer)

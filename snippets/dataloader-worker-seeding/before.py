@@ -11,7 +11,7 @@ class NoisyDataset(Dataset):
 
     def __init__(self, n=16, seed=0):
         self.data = torch.arange(n)
-        self.rng = np.random.default_rng(seed)  # every forked worker copies this state
+        self.rng = np.random.default_rng(seed)  # every worker gets this same state
 
     def __len__(self):
         return len(self.data)
@@ -27,6 +27,6 @@ def one_epoch(loader):
     return [torch.cat(parts) for parts in zip(*loader, strict=True)]
 
 
-if __name__ == "__main__":  # required where workers are spawned (Windows, macOS)
+if __name__ == "__main__":  # required under spawn/forkserver (Windows, macOS, Linux 3.14+)
     loader = DataLoader(NoisyDataset(), batch_size=4, shuffle=True, num_workers=2)
     index, own, shared, worker = one_epoch(loader)

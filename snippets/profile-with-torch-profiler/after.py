@@ -44,5 +44,6 @@ with profile(
             optimizer.step()
         prof.step()  # advance the schedule
 
-sort_by = "self_cuda_time_total" if device == "cuda" else "self_cpu_time_total"
+# "self_cuda_time_total" is the deprecated name of self_device_time_total.
+sort_by = "self_device_time_total" if device == "cuda" else "self_cpu_time_total"
 print(prof.key_averages().table(sort_by=sort_by, row_limit=8))

@@ -33,6 +33,9 @@ def unwrap(model: nn.Module) -> nn.Module:
 
 torch.manual_seed(0)
 model = make_model().to(device)
+# In place: no OptimizedModule wrapper, so no "_orig_mod." in the keys. (backend="eager"
+# keeps this example fast; leave it out for the default inductor backend.)
+model.compile(backend="eager")
 ddp_model = DDP(model, device_ids=[0] if device == "cuda" else None)  # shares model's weights
 optimizer = torch.optim.SGD(ddp_model.parameters(), lr=0.1)
 x, y = torch.randn(32, 8, device=device), torch.randn(32, 2, device=device)

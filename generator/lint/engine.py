@@ -1,0 +1,324 @@
+"""Find the Python files, read and parse them, run the rules, apply ``# noqa``.
+
+:func:`lint_paths` is what ``python -m generator lint`` runs; :func:`lint_source` checks
+one string (the tests and the examples of each rule use it). A file that cannot be read or
+parsed becomes a :class:`FileError` with its position, and the other files are still
+checked. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.errors import UserError
+from generator.lint.analysis import Context
+from generator.lint.rules import RULES
+from generator.lint.rules.base import Edit, Rule
+
+#: Folders never searched: virtual environments and caches by name (hidden folders, and
+#: any folder holding a ``pyvenv.cfg`` or ``conda-meta``, are skipped as well).
+SKIP_DIRS = frozenset({"__pycache__", "site-packages", "node_modules", "venv", "env"})
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+#: Bytes of a file looked at to tell binary files from source.
+_SNIFF = 8192
+
+
+class LintUsageError(UserError):
+    """A bad ``--select``/``--ignore`` code or a path that does not exist (exit status 2)."""
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One problem in one file. ``line`` and ``column`` are 1-based, the column counted in
+    characters."""
+
+    path: str
+    line: int
+    column: int
+    rule: str
+    message: str
+    tip: str
+    severity: str
+    fixable: bool
+    end_line: int = field(default=0, compare=False)
+    end_column: int = field(default=0, compare=False)
+    edits: tuple[Edit, ...] = field(default=(), compare=False, repr=False)
+
+    def as_dict(self) -> dict[str, object]:
+        """The keys of the JSON output, in this order."""
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "rule": self.rule,
+            "tip": self.tip,
+            "message": self.message,
+            "severity": self.severity,
+            "fixable": self.fixable,
+        }
+
+
+@dataclass(frozen=True, order=True)
+class FileError:
+    """A file that could not be checked, and where it went wrong."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+
+
+@dataclass
+class LintResult:
+    """Findings and unreadable files of one run, and how many files were checked."""
+
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    files: int = 0
+    #: The source of each file read, for ``--fix``/``--diff``.
+    sources: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+# --- rule selection ---------------------------------------------------------------------------
+
+
+def _split_codes(text: str | Sequence[str] | None) -> list[str]:
+    if text is None:
+        return []
+    parts = [text] if isinstance(text, str) else list(text)
+    return [c.strip().upper() for p in parts for c in p.split(",") if c.strip()]
+
+
+def select_rules(
+    select: str | Sequence[str] | None = None, ignore: str | Sequence[str] | None = None
+) -> list[type[Rule]]:
+    """The rules that ``--select`` and ``--ignore`` leave, by code or code prefix (``PTT0``).
+    Without ``select`` every rule runs.
+
+    Raises:
+        LintUsageError: a code or prefix that matches no rule.
+    """
+    chosen = _split_codes(select)
+    dropped = _split_codes(ignore)
+    for code in chosen + dropped:
+        if code != "ALL" and not any(r.code.startswith(code) for r in RULES):
+            raise LintUsageError(f"unknown rule code {code!r} (codes run from PTT001 to {RULES[-1].code})")
+
+    def matches(rule: type[Rule], codes: list[str]) -> bool:
+        return any(code == "ALL" or rule.code.startswith(code) for code in codes)
+
+    out = [r for r in RULES if not chosen or matches(r, chosen)]
+    return [r for r in out if not matches(r, dropped)]
+
+
+# --- files ------------------------------------------------------------------------------------
+
+
+def discover(paths: Iterable[str | Path]) -> list[Path]:
+    """The files to check: each file given, and every ``*.py`` under each folder given
+    (sorted, skipping hidden folders and virtual environments).
+
+    Raises:
+        LintUsageError: a path that does not exist.
+    """
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = _walk(path)
+        elif path.exists():
+            found = [path]
+        else:
+            raise LintUsageError(f"{raw}: no such file or directory")
+        for p in found:
+            key = p.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(p)
+    return out
+
+
+def _walk(folder: Path) -> list[Path]:
+    out: list[Path] = []
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name.startswith(".") or entry.name in SKIP_DIRS:
+                    continue
+                if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")) or os.path.isdir(
+                    os.path.join(entry.path, "conda-meta")
+                ):
+                    continue
+                subdirs.append(Path(entry.path))
+            elif entry.name.endswith(".py") and entry.is_file():
+                out.append(Path(entry.path))
+        stack.extend(reversed(subdirs))
+    return out
+
+
+def read_source(path: Path, display: str) -> str | FileError:
+    """The text of ``path``, or why it cannot be read (binary, not UTF-8 or its declared
+    encoding, an OS error)."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        return FileError(display, 1, 1, f"cannot read the file: {err.strerror or err}")
+    return decode_source(data, display)
+
+
+def decode_source(data: bytes, display: str) -> str | FileError:
+    if b"\0" in data[:_SNIFF]:
+        return FileError(display, 1, 1, "binary file (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as err:
+        return FileError(display, err.lineno or 1, 1, f"cannot decode: {err.msg}")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        return FileError(
+            display,
+            line,
+            column,
+            f"not valid {encoding}: byte 0x{data[err.start]:02x} cannot be decoded",
+        )
+    return text.removeprefix("\ufeff")
+
+
+def parse(source: str, display: str) -> ast.Module | FileError:
+    """The tree of ``source``, or the position and message of its syntax error."""
+    try:
+        return ast.parse(source, display)
+    except SyntaxError as err:
+        line = err.lineno or 1
+        column = err.offset or 1
+        return FileError(display, line, max(column, 1), f"syntax error: {err.msg}")
+    except (ValueError, RecursionError, MemoryError) as err:
+        return FileError(display, 1, 1, f"cannot parse: {err}")
+
+
+# --- checking ---------------------------------------------------------------------------------
+
+
+def char_column(line: str, byte_col: int) -> int:
+    """A 0-based character column from the ``ast`` module's UTF-8 byte column."""
+    if line.isascii():
+        return byte_col
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _suppressed(line: str, code: str) -> bool:
+    if "noqa" not in line and "NOQA" not in line:
+        return False
+    match = _NOQA.search(line)
+    if match is None:
+        return False
+    codes = match.group("codes")
+    if codes is None:
+        return True  # a bare `# noqa` silences every rule on the line, as in ruff
+    return code in {c.strip().upper() for c in codes.split(",")}
+
+
+def check_tree(ctx: Context, rules: Sequence[type[Rule]]) -> list[Finding]:
+    """Run ``rules`` on an analysed file; ``# noqa`` applied, sorted by position."""
+    out: set[Finding] = set()
+    lines = ctx.lines
+    for rule in rules:
+        seen: set[tuple[int, int]] = set()
+        for report in rule().check(ctx):
+            node = report.node
+            line = getattr(node, "lineno", 1)
+            text = lines[line - 1] if line - 1 < len(lines) else ""
+            col = char_column(text, getattr(node, "col_offset", 0))
+            if (line, col) in seen or _suppressed(text, rule.code):
+                continue
+            seen.add((line, col))
+            end_line = getattr(node, "end_lineno", None) or line
+            end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
+            end_col = char_column(end_text, getattr(node, "end_col_offset", None) or 0)
+            safe = bool(report.edits) and rule.fix_safety == "safe"
+            out.add(
+                Finding(
+                    path=ctx.path,
+                    line=line,
+                    column=col + 1,
+                    rule=rule.code,
+                    message=report.message or rule.message,
+                    tip=rule.tip,
+                    severity=rule.severity,
+                    fixable=safe,
+                    end_line=end_line,
+                    end_column=end_col + 1,
+                    edits=tuple(report.edits) if safe else (),
+                )
+            )
+    return sorted(out)
+
+
+def lint_source(
+    source: str, path: str = "<string>", rules: Sequence[type[Rule]] | None = None
+) -> list[Finding]:
+    """Check one string of Python source.
+
+    Raises:
+        SyntaxError: ``source`` does not parse.
+    """
+    tree = ast.parse(source, path)
+    return check_tree(Context(tree, source, path), RULES if rules is None else rules)
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory where it lies below it, else as given."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def lint_paths(
+    paths: Iterable[str | Path],
+    select: str | Sequence[str] | None = None,
+    ignore: str | Sequence[str] | None = None,
+) -> LintResult:
+    """Check every file under ``paths`` with the selected rules.
+
+    Raises:
+        LintUsageError: a path that does not exist, or an unknown rule code.
+    """
+    rules = select_rules(select, ignore)
+    files = discover(paths)
+    result = LintResult(files=len(files))
+    for path in files:
+        display = display_path(path) if path.is_absolute() else str(path)
+        source = read_source(path, display)
+        if isinstance(source, FileError):
+            result.errors.append(source)
+            continue
+        tree = parse(source, display)
+        if isinstance(tree, FileError):
+            result.errors.append(tree)
+            continue
+        result.sources[display] = source
+        result.findings.extend(check_tree(Context(tree, source, display), rules))
+    return result

@@ -1,0 +1,482 @@
+"""How models are built, wrapped, initialised and written."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from generator.lint.analysis import (
+    Context,
+    has_star_kwargs,
+    is_const,
+    kwarg,
+    method_name,
+    receiver,
+)
+from generator.lint.rules.base import Report, Rule
+
+_CONV = {f"torch.nn.Conv{d}d" for d in (1, 2, 3)} | {f"torch.nn.ConvTranspose{d}d" for d in (1, 2, 3)}
+_BN = {f"torch.nn.BatchNorm{d}d" for d in (1, 2, 3)} | {"torch.nn.SyncBatchNorm"}
+_DDP = {
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+}
+
+
+def _is_module_call(ctx: Context, node: ast.AST) -> bool:
+    """``nn.Linear(...)``, ``nn.Parameter(...)`` or a call of a module class of this file."""
+    if not isinstance(node, ast.Call):
+        return False
+    q = ctx.qualname(node.func) or ""
+    if q.startswith("torch.nn.") and q.rsplit(".", 1)[1][:1].isupper():
+        return True
+    return isinstance(node.func, ast.Name) and node.func.id in ctx.module_classes
+
+
+def _self_attr(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+class ModulesInPlainContainer(Rule):
+    """`nn.Module` registers submodules assigned as attributes, and `nn.ModuleList` /
+    `nn.ModuleDict` contents, but not modules inside a plain `list` or `dict`: their
+    parameters are missing from `model.parameters()` (never trained), from `state_dict()`
+    (never saved) and from `.to(device)`. Use `nn.ModuleList` / `nn.ModuleDict` (and
+    `nn.ParameterList` for parameters)."""
+
+    code = "PTT037"
+    name = "modules-in-plain-container"
+    severity = "error"
+    message = "modules in a plain list or dict are not registered: use `nn.ModuleList` / `nn.ModuleDict`"
+    tip = "module-list-not-python-list"
+    VALID = (
+        "from torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.blocks = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))\n"
+        "        self.sizes = [4, 4, 4]\n",
+    )
+    INVALID = (
+        "from torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.blocks = [nn.Linear(4, 4) for _ in range(3)]\n",
+        "from torch import nn\n\nclass Block(nn.Module):\n    pass\n\nclass Net(Block):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.heads = {'a': Block(), 'b': Block()}\n",
+        "from torch import nn\n\nclass Net(nn.Module):\n    def __init__(self, n):\n"
+        "        super().__init__()\n        self.layers = []\n        for _ in range(n):\n"
+        "            self.layers.append(nn.Linear(4, 4))\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for cls in ctx.by_type[ast.ClassDef]:
+            assert isinstance(cls, ast.ClassDef)
+            if cls.name not in ctx.module_classes:
+                continue
+            plain: set[str] = set()
+            for node in ast.walk(cls):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    attr = _self_attr(node.targets[0])
+                    if attr is None:
+                        continue
+                    value = node.value
+                    if isinstance(value, ast.List | ast.Tuple):
+                        elements: list[ast.AST] = list(value.elts)
+                        if not elements:
+                            plain.add(attr)
+                    elif isinstance(value, ast.ListComp):
+                        elements = [value.elt]
+                    elif isinstance(value, ast.Dict):
+                        elements = [v for v in value.values if v is not None]
+                        if not elements:
+                            plain.add(attr)
+                    elif isinstance(value, ast.DictComp):
+                        elements = [value.value]
+                    else:
+                        continue
+                    if any(_is_module_call(ctx, e) for e in elements):
+                        yield Report(node)
+                elif (
+                    isinstance(node, ast.Call)
+                    and method_name(node) == "append"
+                    and _self_attr(receiver(node)) in plain  # type: ignore[arg-type]
+                    and node.args
+                    and _is_module_call(ctx, node.args[0])
+                ):
+                    yield Report(node)
+
+
+class DataParallel(Rule):
+    """`nn.DataParallel` drives every GPU from one Python process: each step it copies the
+    weights to every GPU, scatters the batch and gathers the outputs on the first one,
+    and the GIL serialises the work. `DistributedDataParallel`, one process per GPU, is
+    faster even on a single machine."""
+
+    code = "PTT038"
+    name = "data-parallel"
+    severity = "warning"
+    message = "`nn.DataParallel` is single-process and slow: use `DistributedDataParallel` under `torchrun`"
+    tip = "ddp-over-dataparallel"
+    VALID = (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model, device_ids=[rank])\n",
+        "from torch import nn\nif isinstance(model, nn.DataParallel):\n    model = model.module\n",
+    )
+    INVALID = (
+        "from torch import nn\nmodel = nn.DataParallel(model).cuda()\n",
+        "import torch\nmodel = torch.nn.parallel.DataParallel(model, device_ids=[0, 1])\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        names = (
+            "torch.nn.DataParallel",
+            "torch.nn.parallel.DataParallel",
+            "torch.nn.parallel.data_parallel.DataParallel",
+            "torch.nn.parallel.data_parallel",
+        )
+        yield from (Report(c) for c in ctx.calls(*names))
+
+
+class DdpFindUnusedParameters(Rule):
+    """`find_unused_parameters=True` makes DDP walk the autograd graph after every forward
+    pass to find parameters that will get no gradient. Leave it off when every parameter
+    is used every step; when the same ones are always unused, freeze them or pass
+    `static_graph=True`."""
+
+    code = "PTT039"
+    name = "ddp-find-unused-parameters"
+    severity = "warning"
+    message = "`find_unused_parameters=True` searches the graph every step: freeze unused parameters or use `static_graph=True`"
+    tip = "ddp-find-unused-parameters"
+    VALID = (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nm = DDP(model, static_graph=True)\n",
+    )
+    INVALID = (
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "m = DDP(model, device_ids=[0], find_unused_parameters=True)\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for call in ctx.calls(*_DDP):
+            kw = kwarg(call, "find_unused_parameters")
+            if kw is not None and is_const(kw.value, True):
+                yield Report(kw)
+
+
+def _conv_with_bias(ctx: Context, node: ast.AST) -> bool:
+    if not (isinstance(node, ast.Call) and ctx.qualname(node.func) in _CONV):
+        return False
+    kw = kwarg(node, "bias")
+    if kw is not None:
+        return is_const(kw.value, True)
+    if len(node.args) >= 8:
+        return is_const(node.args[7], True)
+    return not has_star_kwargs(node)
+
+
+def _is_bn(ctx: Context, node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ctx.qualname(node.func) in _BN
+
+
+class ConvBiasBeforeBatchNorm(Rule):
+    """BatchNorm subtracts the per-channel mean, which cancels any per-channel bias added
+    just before it, and then adds its own `beta`. A convolution's `bias=True` (the
+    default) in front of BatchNorm is a wasted parameter per channel and a wasted add per
+    element: pass `bias=False`. Changing it changes the `state_dict` keys, so there is no
+    automatic fix."""
+
+    code = "PTT040"
+    name = "conv-bias-before-batchnorm"
+    severity = "warning"
+    message = "convolution with a bias directly before BatchNorm: pass `bias=False`"
+    tip = "conv-bias-before-batchnorm"
+    VALID = (
+        "from torch import nn\nblock = nn.Sequential(nn.Conv2d(3, 16, 3, bias=False), nn.BatchNorm2d(16), nn.ReLU())\n",
+        "from torch import nn\nblock = nn.Sequential(nn.Conv2d(3, 16, 3), nn.ReLU(), nn.BatchNorm2d(16))\n",
+    )
+    INVALID = (
+        "from torch import nn\nblock = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16))\n",
+        "from torch import nn\n\nclass Stem(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 64, 7, stride=2)\n        self.bn = nn.BatchNorm2d(64)\n\n"
+        "    def forward(self, x):\n        return self.bn(self.conv(x))\n",
+        "from torch import nn\n\nclass Stem(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 64, 7, bias=True)\n        self.bn = nn.BatchNorm2d(64)\n\n"
+        "    def forward(self, x):\n        x = self.conv(x)\n        x = self.bn(x)\n        return x\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for call in ctx.calls("torch.nn.Sequential"):
+            for first, second in zip(call.args, call.args[1:], strict=False):
+                if _conv_with_bias(ctx, first) and _is_bn(ctx, second):
+                    yield Report(first)
+        for cls in ctx.by_type[ast.ClassDef]:
+            assert isinstance(cls, ast.ClassDef)
+            if cls.name in ctx.module_classes:
+                yield from self._in_class(ctx, cls)
+
+    def _in_class(self, ctx: Context, cls: ast.ClassDef) -> Iterator[Report]:
+        convs: dict[str, ast.AST] = {}
+        bns: set[str] = set()
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                attr = _self_attr(node.targets[0])
+                if attr and _conv_with_bias(ctx, node.value):
+                    convs[attr] = node.value
+                elif attr and _is_bn(ctx, node.value):
+                    bns.add(attr)
+        if not convs or not bns:
+            return
+        for func in cls.body:
+            if not (isinstance(func, ast.FunctionDef) and func.name == "forward"):
+                continue
+            for node in ast.walk(func):
+                # self.bn(self.conv(x))
+                if isinstance(node, ast.Call) and _self_attr(node.func) in bns and node.args:
+                    inner = node.args[0]
+                    if isinstance(inner, ast.Call) and _self_attr(inner.func) in convs:
+                        yield Report(convs[_self_attr(inner.func)])  # type: ignore[index]
+            for block in [func.body]:
+                for a, b in zip(block, block[1:], strict=False):
+                    # x = self.conv(x); x = self.bn(x)
+                    if (isinstance(a, ast.Assign) and isinstance(b, ast.Assign)
+                            and isinstance(a.value, ast.Call) and isinstance(b.value, ast.Call)
+                            and _self_attr(a.value.func) in convs and _self_attr(b.value.func) in bns
+                            and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+                            and b.value.args and isinstance(b.value.args[0], ast.Name)
+                            and b.value.args[0].id == a.targets[0].id):
+                        yield Report(convs[_self_attr(a.value.func)])  # type: ignore[index]
+
+
+class InitChildrenOnly(Rule):
+    """`model.children()` yields only the direct submodules, so an initialisation loop
+    over it skips every layer nested in a block. `model.apply(init_fn)` (or a loop over
+    `model.modules()`) reaches every submodule."""
+
+    code = "PTT041"
+    name = "init-children-only"
+    severity = "error"
+    message = "initialisation loop over `.children()` skips nested layers: use `model.apply(init_fn)`"
+    tip = "weight-init-apply"
+    VALID = (
+        "from torch import nn\nfor m in model.modules():\n    if isinstance(m, nn.Linear):\n"
+        "        nn.init.zeros_(m.bias)\n",
+        "for name, child in model.named_children():\n    print(name)\n",
+    )
+    INVALID = (
+        "from torch import nn\nfor m in model.children():\n    if isinstance(m, nn.Conv2d):\n"
+        "        nn.init.kaiming_normal_(m.weight)\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for loop in ctx.by_type[ast.For]:
+            assert isinstance(loop, ast.For)
+            it = loop.iter
+            if not (isinstance(it, ast.Call) and method_name(it) in {"children", "named_children"}):
+                continue
+            if any(
+                isinstance(n, ast.Call) and (ctx.qualname(n.func) or "").startswith("torch.nn.init.")
+                for n in ast.walk(loop)
+            ):
+                yield Report(it)
+
+
+_SAVES_OUTPUT = {
+    "torch.sigmoid", "torch.tanh", "torch.exp", "torch.softmax", "torch.relu",
+    "torch.nn.functional.softmax", "torch.nn.functional.log_softmax", "torch.nn.functional.relu",
+    "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.log_softmax",
+}
+_SAVES_OUTPUT_METHODS = {"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu"}
+_INPLACE = {
+    "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "clamp_min_", "clamp_max_", "masked_fill_",
+    "copy_", "zero_", "fill_", "exp_", "sigmoid_", "tanh_", "relu_", "neg_", "abs_", "sqrt_",
+    "addcmul_", "addcdiv_", "scatter_", "index_fill_",
+}
+
+
+def _saves_output(ctx: Context, value: ast.AST) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    q = ctx.qualname(value.func)
+    if q in _SAVES_OUTPUT:
+        return not is_const(getattr(kwarg(value, "inplace"), "value", None), True)
+    return method_name(value) in _SAVES_OUTPUT_METHODS and q is None
+
+
+class InplaceOnSavedOutput(Rule):
+    """`sigmoid`, `tanh`, `exp`, `softmax` and `relu` save their *output* for the backward
+    pass. Modifying that output in place (`g.mul_(...)`, `g += ...`) overwrites what
+    backward needs, and `backward()` fails with "one of the variables needed for gradient
+    computation has been modified by an inplace operation". Use the out-of-place form."""
+
+    code = "PTT042"
+    name = "inplace-on-saved-output"
+    severity = "error"
+    message = "in-place change of an output that autograd saved for backward: use the out-of-place op"
+    tip = "inplace-operations"
+    VALID = (
+        "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
+        "        g = torch.sigmoid(x)\n        out = g * x\n        out += x\n        return out\n",
+    )
+    INVALID = (
+        "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
+        "        g = torch.sigmoid(self.gate(x))\n        g.mul_(self.proj(x))\n        return g\n",
+        "import torch.nn.functional as F\nfrom torch import nn\n\nclass Block(nn.Module):\n"
+        "    def forward(self, x):\n        out = F.relu(self.conv(x))\n        out += x\n        return out\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for func in ctx.functions_named("forward"):
+            yield from self._block(ctx, func.body)
+            for node in ast.walk(func):
+                for name in ("body", "orelse"):
+                    inner = getattr(node, name, None)
+                    if node is not func and isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                        yield from self._block(ctx, inner)
+
+    def _block(self, ctx: Context, block: list[ast.stmt]) -> Iterator[Report]:
+        saved: set[str] = set()
+        for stmt in block:
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in saved:
+                yield Report(stmt)
+            elif (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                  and method_name(stmt.value) in _INPLACE
+                  and isinstance(receiver(stmt.value), ast.Name)
+                  and receiver(stmt.value).id in saved):  # type: ignore[union-attr]
+                yield Report(stmt.value)
+            if isinstance(stmt, ast.Assign):
+                names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+                saved -= names
+                if len(stmt.targets) == 1 and names and _saves_output(ctx, stmt.value):
+                    saved |= names
+
+
+class ManualAttention(Rule):
+    """Hand-written attention (`softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v`) reads and
+    writes the full L x L score matrix several times and keeps it for backward.
+    `F.scaled_dot_product_attention` picks a fused kernel (FlashAttention,
+    memory-efficient, cuDNN) that never materialises it, and supports causal masks with
+    `is_causal=True`."""
+
+    code = "PTT043"
+    name = "manual-attention"
+    severity = "warning"
+    message = "hand-written attention: use `torch.nn.functional.scaled_dot_product_attention`"
+    tip = "sdpa-attention"
+    VALID = (
+        "import torch.nn.functional as F\n\ndef attention(q, k, v):\n"
+        "    return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n",
+        "import math\nimport torch.nn.functional as F\n\ndef attention(q, k, v, flash):\n    if flash:\n"
+        "        return F.scaled_dot_product_attention(q, k, v)\n"
+        "    att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))\n    return att.softmax(-1) @ v\n",
+    )
+    INVALID = (
+        "import math\n\ndef attention(q, k, v):\n    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))\n"
+        "    weights = scores.softmax(dim=-1)\n    return weights @ v\n",
+        "import torch\n\ndef attn(q, k, v):\n    w = torch.softmax(torch.matmul(q, k.transpose(1, 2)), dim=-1)\n"
+        "    return torch.matmul(w, v)\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            for func in ctx.by_type[kind]:
+                nodes = list(ast.walk(func))
+                if any(isinstance(n, ast.Attribute | ast.Name) and
+                       getattr(n, "attr", getattr(n, "id", None)) == "scaled_dot_product_attention"
+                       for n in nodes):
+                    continue
+                if not any(self._scores(ctx, n) for n in nodes):
+                    continue
+                for n in nodes:
+                    if isinstance(n, ast.Call) and (
+                        method_name(n) == "softmax"
+                        or ctx.qualname(n.func) in {"torch.softmax", "torch.nn.functional.softmax"}
+                    ):
+                        yield Report(n)
+                        break
+
+    @staticmethod
+    def _scores(ctx: Context, node: ast.AST) -> bool:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            right = node.right
+        elif isinstance(node, ast.Call) and ctx.qualname(node.func) in {"torch.matmul", "torch.bmm"} and len(node.args) == 2:
+            right = node.args[1]
+        else:
+            return False
+        return (isinstance(right, ast.Call) and method_name(right) in {"transpose", "permute"}) or (
+            isinstance(right, ast.Attribute) and right.attr in {"mT", "T"}
+        )
+
+
+_LOW = {"torch.float16", "torch.half", "torch.bfloat16"}
+
+
+class HalfModelTraining(Rule):
+    """Casting the model itself to fp16/bf16 (`model.half()`, `model.to(torch.bfloat16)`)
+    puts the weights, the gradients and every optimizer update in low precision: updates
+    smaller than half a unit in the last place are rounded away and those weights stop
+    moving. Keep the weights in float32 and run the forward pass under `torch.autocast`."""
+
+    code = "PTT044"
+    name = "half-model-training"
+    severity = "warning"
+    message = "model cast to fp16/bf16 before training: keep float32 weights and use `torch.autocast`"
+    tip = "autocast-mixed-precision"
+    VALID = (
+        "import torch\nfor x in data:\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+        "        loss = model(x).sum()\n    loss.backward()\n    optimizer.step()\n"
+        "model.half()\n",
+        "import torch\nx = x.to(torch.bfloat16)\nfor b in data:\n    model(b).sum().backward()\n",
+    )
+    INVALID = (
+        "import torch\nmodel.to(torch.bfloat16)\nfor x in data:\n    model(x).sum().backward()\n"
+        "    optimizer.step()\n",
+        "import torch\nnet = Net().cuda().half()\nfor x in data:\n    net(x).sum().backward()\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        if not ctx.training_loops:
+            return
+        last = max(loop.lineno for loop in ctx.training_loops)
+        for call in ctx.methods("half", "bfloat16", "to"):
+            if call.lineno > last:
+                continue
+            name = method_name(call)
+            if name == "to":
+                arg = call.args[0] if len(call.args) == 1 else getattr(kwarg(call, "dtype"), "value", None)
+                if arg is None or ctx.qualname(arg) not in _LOW:
+                    continue
+            elif call.args or call.keywords:
+                continue
+            recv = receiver(call)
+            while isinstance(recv, ast.Call) and method_name(recv) in {"to", "cuda", "cpu"}:
+                recv = receiver(recv)
+            parent = ctx.parent(call)
+            target = parent.targets[0] if isinstance(parent, ast.Assign) and len(parent.targets) == 1 else None
+            if (recv is not None and (
+                ctx.name_is_module(recv) or (isinstance(recv, ast.Call) and _is_module_call(ctx, recv))
+            )) or (target is not None and ctx.name_is_module(target)):
+                yield Report(call)
+
+
+class CheckpointUseReentrant(Rule):
+    """`torch.utils.checkpoint.checkpoint` without `use_reentrant` warns, and PyTorch
+    has announced it will raise: pass it explicitly. `use_reentrant=False` is the
+    recommended variant (it supports keyword arguments, `torch.autograd.grad` and inputs
+    that do not require grad); the default is still the old reentrant one."""
+
+    code = "PTT045"
+    name = "checkpoint-use-reentrant"
+    severity = "error"
+    message = "activation checkpoint without `use_reentrant`: pass `use_reentrant=False`"
+    tip = "activation-checkpointing"
+    VALID = (
+        "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, use_reentrant=False)\n",
+    )
+    INVALID = (
+        "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x)\n",
+        "import torch\ny = torch.utils.checkpoint.checkpoint_sequential(layers, 2, x)\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        names = ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential")
+        for call in ctx.calls(*names):
+            if kwarg(call, "use_reentrant") is None and not has_star_kwargs(call):
+                yield Report(call)

@@ -1,0 +1,274 @@
+"""Global switches, debugging aids, profiling and timing."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from generator.lint.analysis import Context, is_const, iter_region, kwarg, method_name
+from generator.lint.rules.base import Report, Rule
+
+_DETERMINISTIC = "torch.use_deterministic_algorithms"
+_PROFILE = {
+    "torch.profiler.profile",
+    "torch.profiler.profiler.profile",
+    "torch.autograd.profiler.profile",
+}
+_CLOCKS = {"time.time", "time.perf_counter", "time.monotonic"}
+
+
+def _assigned_true(ctx: Context, qualname: str) -> list[ast.Assign]:
+    out = []
+    for node in ctx.by_type[ast.Assign]:
+        assert isinstance(node, ast.Assign)
+        if is_const(node.value, True) and any(ctx.qualname(t) == qualname for t in node.targets):
+            out.append(node)
+    return out
+
+
+class BenchmarkWithDeterministic(Rule):
+    """`cudnn.benchmark = True` times several convolution algorithms and keeps the fastest,
+    which can differ from run to run, while deterministic algorithms are asked for in the
+    same program. The two contradict each other: set `cudnn.benchmark = False` when you
+    need reproducible results."""
+
+    code = "PTT046"
+    name = "benchmark-with-deterministic"
+    severity = "error"
+    message = "`cudnn.benchmark = True` together with deterministic algorithms: set `cudnn.benchmark = False`"
+    tip = "deterministic-algorithms"
+    VALID = (
+        "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.benchmark = False\n",
+        "import torch\ntorch.backends.cudnn.benchmark = True\n",
+    )
+    INVALID = (
+        "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.benchmark = True\n",
+        "import torch\ntorch.backends.cudnn.deterministic = True\ntorch.backends.cudnn.benchmark = True\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        benchmark = _assigned_true(ctx, "torch.backends.cudnn.benchmark")
+        if not benchmark:
+            return
+        deterministic = _assigned_true(ctx, "torch.backends.cudnn.deterministic") or [
+            c for c in ctx.calls(_DETERMINISTIC) if c.args and not is_const(c.args[0], False)
+        ]
+        if deterministic:
+            yield from (Report(node) for node in benchmark)
+
+
+class CudnnDeterministicOnly(Rule):
+    """`torch.backends.cudnn.deterministic = True` only covers cuDNN convolutions; many
+    other CUDA kernels (scatter, index_add, some poolings and interpolations) stay
+    nondeterministic. `torch.use_deterministic_algorithms(True)` covers every op, and
+    raises on ops that have no deterministic implementation."""
+
+    code = "PTT047"
+    name = "cudnn-deterministic-only"
+    severity = "info"
+    message = "`cudnn.deterministic = True` covers only cuDNN: call `torch.use_deterministic_algorithms(True)`"
+    tip = "deterministic-algorithms"
+    VALID = (
+        "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.deterministic = True\n",
+    )
+    INVALID = ("import torch\ntorch.backends.cudnn.deterministic = True\n",)
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        if ctx.calls(_DETERMINISTIC):
+            return
+        yield from (Report(n) for n in _assigned_true(ctx, "torch.backends.cudnn.deterministic"))
+
+
+class DetectAnomalyOn(Rule):
+    """Anomaly detection records a traceback for every op of the forward pass and checks
+    every backward result for NaN: a large slowdown. Use it around one suspicious step
+    (`with torch.autograd.detect_anomaly():`) while debugging, never for a whole run."""
+
+    code = "PTT048"
+    name = "detect-anomaly-on"
+    severity = "warning"
+    message = "autograd anomaly detection is on for the whole training run: use it only to debug one step"
+    tip = "disable-debug-apis"
+    VALID = (
+        "import torch\nwith torch.autograd.detect_anomaly():\n    train_step(bad_batch)\n",
+        "import torch\ntorch.autograd.set_detect_anomaly(args.debug)\n",
+    )
+    INVALID = (
+        "import torch\ntorch.autograd.set_detect_anomaly(True)\n",
+        "import torch\nwith torch.autograd.detect_anomaly():\n    for x in data:\n"
+        "        f(x).backward()\n        optimizer.step()\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        names = ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly")
+        for call in ctx.calls(*names):
+            if call.args and is_const(call.args[0], True):
+                yield Report(call)
+        for with_ in ctx.by_type[ast.With]:
+            assert isinstance(with_, ast.With)
+            for item in with_.items:
+                expr = item.context_expr
+                if (
+                    isinstance(expr, ast.Call)
+                    and ctx.qualname(expr.func) in {"torch.autograd.detect_anomaly",
+                                                    "torch.autograd.anomaly_mode.detect_anomaly"}
+                    and self._loops_train(ctx, with_.body)
+                ):
+                    yield Report(expr)
+
+    @staticmethod
+    def _loops_train(ctx: Context, body: list[ast.stmt]) -> bool:
+        return any(
+            isinstance(n, ast.For | ast.While) and ctx.trains(n)
+            for n in iter_region(body, conditional=True)
+        )
+
+
+class NoGradEvalLoop(Rule):
+    """`torch.inference_mode()` does everything `no_grad()` does and also skips version
+    counters and view tracking, so evaluation loops run a little faster. Its outputs can
+    never enter autograd later (an error if they do), so it fits code that only
+    evaluates; keep `no_grad()` where results are reused in training."""
+
+    code = "PTT049"
+    name = "no-grad-eval-loop"
+    severity = "info"
+    message = "evaluation loop under `torch.no_grad()`: `torch.inference_mode()` is faster where outputs stay out of autograd"
+    tip = "inference-mode-for-eval"
+    VALID = (
+        "import torch\n\n@torch.inference_mode()\ndef evaluate(model, loader):\n    model.eval()\n"
+        "    return [model(x) for x in loader]\n",
+        "import torch\nwith torch.no_grad():\n    for p, ema_p in zip(model.parameters(), ema.parameters()):\n"
+        "        ema_p.mul_(0.99).add_(p, alpha=0.01)\n",
+    )
+    INVALID = (
+        "import torch\n\n@torch.no_grad()\ndef evaluate(model, loader):\n    model.eval()\n"
+        "    total = 0\n    for x, y in loader:\n        total += (model(x).argmax(1) == y).sum()\n"
+        "    return total\n",
+        "import torch\nmodel.eval()\nwith torch.no_grad():\n    for x, y in val_loader:\n"
+        "        out = model(x)\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            for func in ctx.by_type[kind]:
+                for deco in func.decorator_list:  # type: ignore[attr-defined]
+                    if self._plain_no_grad(ctx, deco) and self._evaluates(ctx, func.body, func.body):  # type: ignore[attr-defined]
+                        yield Report(deco)
+        for with_ in ctx.by_type[ast.With]:
+            assert isinstance(with_, ast.With)
+            for item in with_.items:
+                if self._plain_no_grad(ctx, item.context_expr) and self._evaluates(
+                    ctx, with_.body, ctx.scope_body(with_)
+                ):
+                    yield Report(item.context_expr)
+
+    @staticmethod
+    def _plain_no_grad(ctx: Context, expr: ast.AST) -> bool:
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        return ctx.qualname(target) in {"torch.no_grad", "torch.autograd.grad_mode.no_grad"}
+
+    @staticmethod
+    def _evaluates(ctx: Context, region: list[ast.stmt], scope: list[ast.stmt]) -> bool:
+        nodes = list(iter_region(region, conditional=True))
+        has_loop = any(isinstance(n, ast.For | ast.While) for n in nodes)
+        trains = any(isinstance(n, ast.Call) and ctx.is_backward(n) for n in nodes)
+        calls_eval = any(
+            isinstance(n, ast.Call) and method_name(n) == "eval" and not n.args
+            for n in iter_region(scope, conditional=True)
+        )
+        return has_loop and calls_eval and not trains
+
+
+class ProfileWithoutSchedule(Rule):
+    """A `torch.profiler.profile()` without a `schedule` records every step, the first
+    (warm-up) ones included, and the averages then mix one-off costs with steady-state
+    work. Pass `schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)` and call
+    `prof.step()` once per step."""
+
+    code = "PTT050"
+    name = "profile-without-schedule"
+    severity = "info"
+    message = "profiler around a training loop without a `schedule`: warm-up steps are mixed into the results"
+    tip = "profile-with-torch-profiler"
+    VALID = (
+        "from torch.profiler import profile, schedule\n"
+        "with profile(schedule=schedule(wait=1, warmup=1, active=2)) as prof:\n"
+        "    for x in data:\n        f(x).backward()\n        optimizer.step()\n        prof.step()\n",
+    )
+    INVALID = (
+        "from torch.profiler import profile\nwith profile() as prof:\n    for x in data:\n"
+        "        f(x).backward()\n        optimizer.step()\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for with_ in ctx.by_type[ast.With]:
+            assert isinstance(with_, ast.With)
+            for item in with_.items:
+                expr = item.context_expr
+                if (
+                    isinstance(expr, ast.Call)
+                    and ctx.qualname(expr.func) in _PROFILE
+                    and kwarg(expr, "schedule") is None
+                    and DetectAnomalyOn._loops_train(ctx, with_.body)
+                ):
+                    yield Report(expr)
+
+
+class TimingWithoutSync(Rule):
+    """CUDA kernels run asynchronously: a host clock read right after launching GPU work
+    measures the launch, not the work. Synchronise (`torch.cuda.synchronize()`) before
+    reading the clock at both ends, warm up first, or use `torch.utils.benchmark` or CUDA
+    events. Reported only in files that use CUDA and never synchronise."""
+
+    code = "PTT051"
+    name = "timing-without-sync"
+    severity = "info"
+    message = "host clock around CUDA work without `torch.cuda.synchronize()`: this times the launch, not the work"
+    tip = "time-gpu-code-correctly"
+    VALID = (
+        "import time\nimport torch\nx = torch.randn(8, device='cuda')\ntorch.cuda.synchronize()\n"
+        "start = time.perf_counter()\ny = x @ x\ntorch.cuda.synchronize()\nms = time.perf_counter() - start\n",
+        "import time\nstart = time.time()\nrows = load()\nelapsed = time.time() - start\n",
+    )
+    INVALID = (
+        "import time\nimport torch\na = torch.randn(256, 256, device='cuda')\n"
+        "start = time.time()\nc = a @ a\nelapsed = time.time() - start\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        if "cuda" not in ctx.source or ctx.methods("synchronize") or ctx.calls("torch.cuda.synchronize"):
+            return
+        for block in ctx.blocks:
+            starts: dict[str, int] = {}
+            for i, stmt in enumerate(block):
+                for node in ast.walk(stmt):
+                    if (
+                        isinstance(node, ast.BinOp)
+                        and isinstance(node.op, ast.Sub)
+                        and isinstance(node.right, ast.Name)
+                        and node.right.id in starts
+                        and isinstance(node.left, ast.Call)
+                        and ctx.qualname(node.left.func) in _CLOCKS
+                        and self._timed_gpu_work(ctx, block[starts[node.right.id] + 1 : i + 1])
+                    ):
+                        yield Report(node)
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and isinstance(stmt.value, ast.Call)
+                    and ctx.qualname(stmt.value.func) in _CLOCKS
+                ):
+                    for t in stmt.targets:
+                        if isinstance(t, ast.Name):
+                            starts[t.id] = i
+
+    @staticmethod
+    def _timed_gpu_work(ctx: Context, stmts: list[ast.stmt]) -> bool:
+        if len(stmts) < 2:
+            return False
+        for node in iter_region(stmts, conditional=True):
+            if isinstance(node, ast.For | ast.While) and ctx.trains(node):
+                return False  # a training loop's own pace: steady state, synced by the loop
+            if isinstance(node, ast.Call) and method_name(node) in {"item", "cpu", "tolist", "numpy"}:
+                return False  # these wait for the GPU themselves
+        return True
