@@ -219,6 +219,10 @@ def main() -> int:
                 "lightning": round(lightning, 1) if lightning else None,
                 "vs_minimal": round(generated / minimal, 4) if minimal else None,
                 "vs_lightning": round(generated / lightning, 4) if lightning else None,
+                "runs": {
+                    k: [round(v, 1) for v in rates.get((k, " ".join(flags)), [])]
+                    for k in ("generated", "minimal", "lightning")
+                },
             }
         )
     try:

@@ -7,9 +7,10 @@ CPU time (/proc/<pid>/stat). The rate of a run is measured between its first rep
 the warm-up and its last, so start-up, compilation and the first steps are left out:
 
 * on CUDA, samples per second of wall time;
-* on a CPU, samples per CPU-second: a shared machine's other load delays a process but
-  does not make it burn more CPU (with one thread; OpenMP threads spin while they wait
-  for each other), so the comparison holds on a busy machine.
+* on a CPU, samples per CPU-second, with one thread: a shared machine's other load delays
+  a process far more than it makes it burn more CPU (OpenMP threads would spin while they
+  wait for each other), so the comparison mostly holds on a busy machine. Mostly: a core
+  shared with another busy process runs slower, so compare medians over several runs.
 """
 
 from __future__ import annotations

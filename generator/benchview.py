@@ -12,16 +12,18 @@ as ``L``, see :mod:`generator.ui`).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from generator import paths
-from generator.chart import BAD, GOOD, Bar, bar_chart, fmt_ratio
+from generator.chart import BAD, GOOD, LEGEND_KEYS, Bar, bar_chart, fmt_ratio
 from generator.results import Environment, ResultsFile, TipResult, code_hash
 from generator.schema import Tip
 from generator.stats import TOLERANCE, coverage
+from generator.taxonomy import DEVICES
 
 #: The composer benchmark (generated script vs minimal loop), written by
 #: ``benchmarks/compose_overhead.py``; shown on the summary page when present.
@@ -120,6 +122,11 @@ def memory_text(ratio: float | None, verdict: str, what: str, L: Mapping[str, st
     return L["bench_mem_same"].format(what=what)
 
 
+def slower_by_design(tip: Tip, verdict: str) -> bool:
+    """A memory tip whose after form is slower: it pays time for the memory it saves."""
+    return tip.bench is not None and tip.bench.kind == "memory" and verdict == "slower"
+
+
 def _spread(median: float, q1: float, q3: float, L: Mapping[str, str]) -> str:  # noqa: N803
     return L["bench_spread"].format(
         median=fmt_seconds(median), q1=fmt_seconds(q1), q3=fmt_seconds(q3)
@@ -206,6 +213,8 @@ def _result_rows(
         t = res.time
         text = time_text(t.ratio, t.low, t.high, t.verdict, L)
         if tip.bench.kind == "memory":
+            if slower_by_design(tip, t.verdict):
+                text = L["bench_tradeoff"].format(result=text)
             text = L["bench_time_of_memory"].format(result=text)
         rows.append(
             Row(
@@ -313,6 +322,43 @@ def tip_view(
     )
 
 
+def verified(
+    tip: Tip, results: Mapping[str, ResultsFile], lang: str, L: Mapping[str, str]
+) -> str | None:  # noqa: N803
+    """The "Verified" line near the top of a tip page: per device the tip's code runs on,
+    what ran it, from data only.
+
+    ``✓ (torch X, DATE)``: the device's results file holds a current, successful result of
+    this tip (its benchmark ran there, with that torch, on that day). ``✓ (test suite)``, on
+    CPU only: the snippets and their checks run in every test-suite run. Otherwise ``not
+    yet``: nothing recorded a run on that hardware. ``None`` for a tip without code.
+    """
+    if not tip.variants():
+        return None
+    parts = []
+    for device in tip.hardware.devices:
+        name = DEVICES[device].get(lang)
+        file = results.get(device)
+        measured = file.regimes(tip.id or "") if file else []
+        current = (
+            file is not None
+            and tip.bench is not None
+            and bool(measured)
+            and all(not r.error and r.code == code_hash(tip, device) for _, r in measured)
+        )
+        if current:
+            assert file is not None
+            env = file.environment
+            parts.append(
+                L["verified_measured"].format(device=name, torch=env.torch, date=env.date[:10])
+            )
+        elif device == "cpu":
+            parts.append(L["verified_suite"].format(device=name))
+        else:
+            parts.append(L["verified_not_yet"].format(device=name))
+    return " · ".join(parts)
+
+
 # --- summary page --------------------------------------------------------------------------
 
 
@@ -341,6 +387,7 @@ class DeviceSummary:
     chart: str | None = None
     memory_chart: str | None = None
     regimes: bool = False  # some tip was measured in two regimes: explain them
+    tradeoffs: bool = False  # some memory tip is slower by design: explain the trade-off
     time_rows: list[SummaryRow] = field(default_factory=list)
     memory_rows: list[SummaryRow] = field(default_factory=list)
     not_held: list[SummaryRow] = field(default_factory=list)
@@ -383,7 +430,8 @@ def device_summary(
         assert tip.bench is not None
         label = regime_label(regime, L)
         out.regimes = out.regimes or bool(label)
-        bar_label = L["with_regime"].format(tip=tip.id, regime=label) if label else tip.id or ""
+        title = tip.title.get(lang)
+        bar_label = L["with_regime"].format(tip=title, regime=label) if label else title
         if res.error:
             out.failed.append((tip, _cell(f"{label}: {res.error}" if label else res.error)))
             continue
@@ -413,28 +461,41 @@ def device_summary(
         if res.memory is not None and tip.bench.memory is not None:
             m = res.memory
             what = _cell(tip.bench.memory.what.get(lang))
+            time_cost = time_result if tip.bench.kind == "memory" else ""
+            note = None
+            if t is not None and slower_by_design(tip, t.verdict):
+                out.tradeoffs = True
+                time_cost = L["bench_tradeoff"].format(result=time_result)
+                note = L["chart_tradeoff"].format(ratio=fmt_ratio(1 / t.ratio))
             row = SummaryRow(
                 tip,
                 memory_text(m.ratio, m.verdict, what, L),
                 fmt_bytes(m.before_bytes),
                 fmt_bytes(m.after_bytes),
                 m.verdict,
-                time_result if tip.bench.kind == "memory" else "",
+                time_cost,
                 label,
                 sizes,
             )
             out.memory_rows.append(row)
             if m.ratio is not None and m.ratio > 0:
-                mem_bars.append(Bar(bar_label, m.ratio, m.ratio, m.ratio, m.verdict, href))
+                mem_bars.append(Bar(bar_label, m.ratio, m.ratio, m.ratio, m.verdict, href, note))
+            elif m.ratio is None and m.verdict == "less-memory":  # the after form keeps none
+                inf = math.inf
+                mem_bars.append(
+                    Bar(bar_label, inf, inf, inf, m.verdict, href, note, L["chart_none_left"])
+                )
             if tip.bench.kind == "memory" and m.verdict not in GOOD:
                 out.not_held.append(row)
     bars.sort(key=lambda b: -b.value)
     mem_bars.sort(key=lambda b: -b.value)
     if bars:
-        out.chart = bar_chart(bars, L["chart_title"].format(device=name), L["chart_axis"])
+        legend = {k: L["legend_time_" + k] for k in LEGEND_KEYS}
+        out.chart = bar_chart(bars, L["chart_title"].format(device=name), L["chart_axis"], legend)
     if mem_bars:
+        legend = {k: L["legend_memory_" + k] for k in LEGEND_KEYS}
         out.memory_chart = bar_chart(
-            mem_bars, L["memory_chart_title"].format(device=name), L["memory_chart_axis"]
+            mem_bars, L["memory_chart_title"].format(device=name), L["memory_chart_axis"], legend
         )
     return out
 

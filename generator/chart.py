@@ -1,25 +1,49 @@
-"""A horizontal bar chart of ratios on a log scale, with interval whiskers, as inline SVG.
+"""A horizontal bar chart of ratios on a log scale, with interval whiskers, as HTML and CSS.
 
 Rendered at build time by the site generator: no JavaScript, no chart library, nothing
-fetched. Text and axes use ``currentColor`` so the chart follows the light and dark theme;
-bars carry a class per verdict (``bar--good``, ``bar--bad``, ``bar--same``) for the CSS.
+fetched. The chart is plain HTML (a list, one item per bar) positioned with percentages, so
+its text is real page text: it wraps, stays readable on a phone, follows the light and dark
+theme, and its labels can be titles with inline code. The styles live in
+``docs/assets/extra.css`` (``.bench-chart``); each row carries a class per verdict
+(``bench-row--good``, ``--bad``, ``--same``) and the legend names the three colours.
+
+The log axis reaches the largest and the smallest ratio, except for outliers: a ratio more
+than :data:`OUTLIER` times beyond the next one is drawn to the edge of the axis with a
+break mark (``bench-cut``), and its label gives the exact value, so one huge ratio does not
+flatten every other bar.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from html import escape
+
+from generator.render import inline_html, plain_text
 
 #: Verdicts drawn as an improvement, a regression, or no significant difference.
 GOOD = {"faster", "less-memory"}
 BAD = {"slower", "more-memory"}
 
+#: A ratio more than this many times beyond the next one is cut with a break mark.
+OUTLIER = 16.0
+
+#: An axis of more doublings than this labels every other tick only (``bench-chart--dense``).
+DENSE = 8
+
+#: The legend entries, in order (keys of the ``legend`` argument of :func:`bar_chart`).
+LEGEND_KEYS = ("good", "bad", "same", "cut")
+
 
 @dataclass(frozen=True)
 class Bar:
-    """One row of the chart: a ratio (above 1: the after form is better) and its interval."""
+    """One row of the chart: a ratio (above 1: the after form is better) and its interval.
+
+    ``label`` may hold Markdown code spans (rendered as ``<code>``); ``value`` may be
+    ``math.inf`` (e.g. the after form keeps no memory at all), drawn cut at the edge with
+    ``value_text`` as its label. ``note`` is a line shown under the label.
+    """
 
     label: str
     value: float
@@ -27,6 +51,8 @@ class Bar:
     high: float
     verdict: str
     href: str | None = None
+    note: str | None = None
+    value_text: str | None = None
 
 
 def fmt_ratio(x: float) -> str:
@@ -38,107 +64,120 @@ def fmt_ratio(x: float) -> str:
     return f"{x:.2f}"
 
 
-def _tick_label(x: float) -> str:
-    return f"{x:g}×" if x >= 1 else f"1/{1 / x:g}"
+def value_label(x: float) -> str:
+    """The label beside a bar: ``4.40×``, and a slow-down as a fraction, ``1/15.7×``."""
+    if math.isinf(x):
+        return "∞"
+    return f"{fmt_ratio(x)}×" if x >= 1 else f"1/{fmt_ratio(1 / x)}×"
 
 
-#: The axis never spans more than 1/64× to 64×: a bar beyond is drawn to the edge (its label
-#: still gives the exact value), so one huge ratio does not flatten every other bar.
-MAX_EXP = 6
+def _tick_label(exp: int) -> str:
+    return f"{2**exp:g}×" if exp >= 0 else f"1/{2**-exp:g}×"
 
 
-def _domain(bars: Sequence[Bar]) -> tuple[float, float]:
-    lo = min([1.0, *(b.low for b in bars), *(b.value for b in bars)])
-    hi = max([1.0, *(b.high for b in bars), *(b.value for b in bars)])
-    lo_exp = math.floor(math.log2(lo) - 1e-9) if lo < 1 else -1
-    hi_exp = math.ceil(math.log2(hi) + 1e-9) if hi > 1 else 1
-    return 2.0 ** max(lo_exp, -MAX_EXP), 2.0 ** min(hi_exp, MAX_EXP)
+def kind(verdict: str) -> str:
+    """``good``, ``bad`` or ``same``: the colour class of a verdict."""
+    return "good" if verdict in GOOD else "bad" if verdict in BAD else "same"
 
 
-def bar_chart(bars: Sequence[Bar], title: str, axis: str, width: int = 760) -> str:
-    """Render ``bars`` as an SVG document (one ``<rect class="bar ...">`` per bar).
+def _inner(values: list[float]) -> float:
+    """The largest of ``values`` once every outlier (more than OUTLIER × the next) is dropped."""
+    values = sorted(values, reverse=True)
+    while len(values) > 1 and values[0] > OUTLIER * values[1]:
+        values.pop(0)
+    return values[0]
+
+
+def domain(bars: Sequence[Bar]) -> tuple[int, int]:
+    """The axis as exponents of two ``(lo, hi)``: from at most 1/2 to at least 2, reaching
+    every bar and whisker end except outliers (see :data:`OUTLIER`)."""
+    finite = [b for b in bars if math.isfinite(b.value)]
+    ups = [max(b.value, b.high) for b in finite if max(b.value, b.high) > 1]
+    downs = [1 / min(b.value, b.low) for b in finite if 0 < min(b.value, b.low) < 1]
+    hi = math.ceil(math.log2(_inner(ups)) - 1e-9) if ups else 1
+    lo = -math.ceil(math.log2(_inner(downs)) - 1e-9) if downs else -1
+    return min(lo, -1), max(hi, 1)
+
+
+def bar_chart(
+    bars: Sequence[Bar],
+    title: str,
+    axis: str,
+    legend: Mapping[str, str] | None = None,
+) -> str:
+    """Render ``bars`` as one line of HTML: a ``<figure class="bench-chart">`` holding a
+    caption, a legend, one ``<li class="bench-row ...">`` per bar and the axis.
 
     Args:
         bars: the rows, drawn top to bottom in the order given.
-        title: accessible title of the chart (``<title>``).
+        title: the caption of the chart.
         axis: label under the x axis, e.g. "speed-up of the after form (log scale)".
-        width: width in pixels; the height follows from the number of rows.
+        legend: the texts of the legend by key (:data:`LEGEND_KEYS`); the ``cut`` entry is
+            shown only when some bar is cut. ``None``: no legend.
     """
-    row, top, bottom = 22, 12, 44
-    label_w = min(300, 14 + 7 * max((len(b.label) for b in bars), default=10))
-    right = 64
-    plot_w = width - label_w - right
-    height = top + row * max(len(bars), 1) + bottom
-    lo, hi = _domain(bars) if bars else (0.5, 2.0)
-    span = math.log2(hi) - math.log2(lo)
+    lo, hi = domain(bars)
+    span = hi - lo
 
-    def x(value: float) -> float:
-        clamped = min(max(value, lo), hi)
-        return label_w + plot_w * (math.log2(clamped) - math.log2(lo)) / span
+    def pct(value: float) -> float:
+        exp = math.log2(value) if value > 0 else -math.inf
+        return 100 * (min(max(exp, lo), hi) - lo) / span
 
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bench-chart" role="img" '
-        f'viewBox="0 0 {width} {height}" width="100%" '
-        f'font-family="sans-serif" font-size="12" aria-label={quoteattr(title)}>',
-        f"<title>{escape(title)}</title>",
-    ]
-    axis_y = top + row * max(len(bars), 1)
-    exp = round(math.log2(lo))
-    while 2.0**exp <= hi * 1.0001:
-        tick = 2.0**exp
-        tx = x(tick)
-        cls = "axis-one" if exp == 0 else "grid"
-        opacity = "0.7" if exp == 0 else "0.2"
-        out.append(
-            f'<line class="{cls}" x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{axis_y}" '
-            f'stroke="currentColor" stroke-opacity="{opacity}"/>'
-        )
-        out.append(
-            f'<text x="{tx:.1f}" y="{axis_y + 16}" text-anchor="middle" '
-            f'fill="currentColor">{escape(_tick_label(tick))}</text>'
-        )
-        exp += 1
-    out.append(
-        f'<text x="{label_w + plot_w / 2:.1f}" y="{axis_y + 36}" text-anchor="middle" '
-        f'fill="currentColor">{escape(axis)}</text>'
-    )
-    one = x(1.0)
-    for i, bar in enumerate(bars):
-        y = top + i * row
-        mid = y + row / 2
-        kind = "good" if bar.verdict in GOOD else "bad" if bar.verdict in BAD else "same"
-        colour = {"good": "#2e7d32", "bad": "#c62828", "same": "#9e9e9e"}[kind]
-        bx = x(bar.value)
-        left, w = min(one, bx), max(abs(bx - one), 1.0)
-        label = escape(bar.label)
+    one = pct(1.0)
+    rows: list[str] = []
+    any_cut = False
+    for bar in bars:
+        k = kind(bar.verdict)
+        finite = math.isfinite(bar.value)
+        v = pct(bar.value) if finite else 100.0
+        left, width = min(one, v), max(abs(v - one), 0.4)
+        cut = not finite or not (2.0**lo <= bar.value <= 2.0**hi)
+        any_cut = any_cut or cut
+        label = inline_html(bar.label)
         if bar.href:
-            label = f"<a href={quoteattr(bar.href)}>{label}</a>"
-        out.append(
-            f'<text x="{label_w - 8}" y="{mid + 4:.1f}" text-anchor="end" '
-            f'fill="currentColor">{label}</text>'
-        )
-        out.append(
-            f'<rect class="bar bar--{kind}" x="{left:.1f}" y="{y + 4}" width="{w:.1f}" '
-            f'height="{row - 8}" fill="{colour}" fill-opacity="0.75">'
-            f"<title>{escape(bar.label)}: {fmt_ratio(bar.value)}× "
-            f"({fmt_ratio(bar.low)}–{fmt_ratio(bar.high)})</title></rect>"
-        )
-        if bar.high > bar.low:
-            x1, x2 = x(bar.low), x(bar.high)
-            out.append(
-                f'<path class="whisker" d="M{x1:.1f} {mid:.1f}H{x2:.1f}'
-                f'M{x1:.1f} {mid - 5:.1f}V{mid + 5:.1f}M{x2:.1f} {mid - 5:.1f}V{mid + 5:.1f}" '
-                f'stroke="currentColor" stroke-width="1.2" fill="none"/>'
+            label = f'<a href="{escape(bar.href)}">{label}</a>'
+        if bar.note:
+            label += f'<span class="bench-note">{inline_html(bar.note)}</span>'
+        shown = bar.value_text or value_label(bar.value)
+        tooltip = f"{plain_text(bar.label)}: {shown}"
+        parts = [
+            f'<span class="bench-one" style="left:{one:.2f}%"></span>',
+            f'<span class="bench-bar" style="left:{left:.2f}%;width:{width:.2f}%"></span>',
+        ]
+        if finite and bar.high > bar.low:
+            tooltip += f" ({value_label(bar.low)}–{value_label(bar.high)})"
+            w0, w1 = pct(bar.low), pct(bar.high)
+            parts.append(
+                f'<span class="bench-whisker" style="left:{w0:.2f}%;width:{w1 - w0:.2f}%"></span>'
             )
-        value_label = f"{fmt_ratio(bar.value)}×"
-        left_end = min(x(bar.low), bx) - 6
-        if bar.value < 1 and left_end - 7 * len(value_label) > label_w:
-            tx, anchor = left_end, "end"  # a slow-down: label on the left of its bar
-        else:
-            tx, anchor = max(x(bar.high), bx, one) + 6, "start"
-        out.append(
-            f'<text x="{tx:.1f}" y="{mid + 4:.1f}" text-anchor="{anchor}" '
-            f'fill="currentColor">{value_label}</text>'
+        if cut:
+            edge = "right" if bar.value > 1 else "left"
+            parts.append(f'<span class="bench-cut bench-cut--{edge}"></span>')
+        rows.append(
+            f'<li class="bench-row bench-row--{k}{" bench-row--cut" if cut else ""}" '
+            f'title="{escape(tooltip)}">'
+            f'<span class="bench-label">{label}</span>'
+            f'<span class="bench-track" aria-hidden="true">{"".join(parts)}</span>'
+            f'<span class="bench-value">{escape(shown)}</span></li>'
         )
-    out.append("</svg>")
-    return "".join(out)
+    ticks = "".join(
+        f'<span class="bench-tick{" bench-tick--minor" if exp % 2 else ""}'
+        f'{" bench-tick--one" if exp == 0 else ""}" style="left:{pct(2.0**exp):.2f}%">'
+        f"{escape(_tick_label(exp))}</span>"
+        for exp in range(lo, hi + 1)
+    )
+    keys = ""
+    if legend:
+        keys = "".join(
+            f'<li class="bench-key bench-key--{key}">{escape(legend[key])}</li>'
+            for key in LEGEND_KEYS
+            if key in legend and (key != "cut" or any_cut)
+        )
+        keys = f'<ul class="bench-legend">{keys}</ul>'
+    return (
+        f'<figure class="bench-chart{" bench-chart--dense" if span > DENSE else ""}" '
+        f'style="--bench-steps:{span}">'
+        f"<figcaption>{escape(title)}</figcaption>{keys}"
+        f'<ol class="bench-rows">{"".join(rows)}</ol>'
+        f'<div class="bench-axis" aria-hidden="true"><span class="bench-ticks">{ticks}</span></div>'
+        f'<p class="bench-axis-label">{escape(axis)}</p></figure>'
+    )

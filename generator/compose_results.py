@@ -34,8 +34,8 @@ LABELS: dict[str, dict[str, str]] = {
         "samples_cuda": "samples/s",
         "samples_cpu": "samples/CPU-s",
         "measure_cuda": "samples per second of wall time, each interval ending in a sync",
-        "measure_cpu": "samples per CPU-second, with {threads} thread(s), so that other load "
-        "on the machine cannot skew it",
+        "measure_cpu": "samples per CPU-second, with {threads} thread(s), which other load on "
+        "the machine skews far less than wall time",
         "vs_plain": "× plain",
         "tflops": "TFLOP/s",
         "mfu": "MFU",
@@ -62,7 +62,7 @@ LABELS: dict[str, dict[str, str]] = {
         "samples_cuda": "样本/秒",
         "samples_cpu": "样本/CPU 秒",
         "measure_cuda": "按墙钟时间计算的每秒样本数，每个计时区间都以一次同步结束",
-        "measure_cpu": "每 CPU 秒的样本数（{threads} 个线程），这样机器上的其他负载不会影响结果",
+        "measure_cpu": "每 CPU 秒的样本数（{threads} 个线程），机器上的其他负载对它的影响远小于对墙钟时间的影响",
         "vs_plain": "相对基础脚本",
         "tflops": "TFLOP/s",
         "mfu": "MFU",

@@ -116,6 +116,15 @@ def find_variants(text: str, glossary: Glossary | None = None) -> list[tuple[str
     """Each (variant, preferred term) used in the prose of a Chinese ``text``."""
     glossary = glossary or load_glossary()
     plain = prose(text)
+    # The term glossed by a variant in brackets, 微批次（micro-batch）, is the term in use.
+    for term in glossary.terms:
+        for variant in term.avoid:
+            for gloss in (
+                f"{term.zh}（{variant}）",
+                f"{term.zh} ({variant})",
+                f"{term.zh}({variant})",
+            ):
+                plain = plain.replace(gloss, term.zh)
     return [(variant, zh) for rx, variant, zh in glossary.patterns() if rx.search(plain)]
 
 
@@ -140,7 +149,9 @@ def variant_problems(record: BaseModel) -> list[tuple[Loc, str]]:
     found = []
     for loc, text in chinese_texts(record):
         for variant, zh in find_variants(text, glossary):
-            found.append((loc, f"uses {variant!r}: the glossary term is {zh!r} (tips/_glossary.yaml)"))
+            found.append(
+                (loc, f"uses {variant!r}: the glossary term is {zh!r} (tips/_glossary.yaml)")
+            )
     return found
 
 

@@ -17,6 +17,7 @@ from generator.compose import expand_placeholders, tips_by_feature
 from generator.errors import InvalidRecords, UserError
 from generator.generated import write_atomic
 from generator.glossary import load_glossary, page_markdown
+from generator.lint.docs import page_markdown as lint_page
 from generator.records import load_tips
 from generator.site import nav, write_pages
 from generator.taxonomy import CATEGORIES
@@ -43,13 +44,18 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     if written:
         log.info("generator: wrote %d page(s) from %d tip records", len(written), len(tips))
     glossary = load_glossary()
-    for lang, name in (("en", "glossary.md"), ("zh", "glossary.zh.md")):
-        path = paths.DOCS / name
-        content = page_markdown(lang, glossary)
-        if not path.exists() or path.read_text(encoding="utf-8") != content:
-            write_atomic(path, content)
+    for stem, render_page in (
+        ("glossary", lambda lang: page_markdown(lang, glossary)),
+        ("lint", lint_page),
+    ):
+        for lang in ("en", "zh"):
+            path = paths.DOCS / (f"{stem}.md" if lang == "en" else f"{stem}.{lang}.md")
+            content = render_page(lang)
+            if not path.exists() or path.read_text(encoding="utf-8") != content:
+                write_atomic(path, content)
     pages = nav(tips)
     pages.insert(pages.index("coverage.md") + 1, "glossary.md")
+    pages.insert(pages.index("composer.md") + 1, "lint.md")
     config["nav"] = pages
     _state["cites"] = tips_by_feature(tips)
     return config

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from generator import paths
 from generator.errors import InvalidRecords, NotFound, Problem
+from generator.glossary import chinese_texts
 from generator.schema import ID_PATTERN, Tip
 from generator.yamlio import Document, Loc, YamlProblem, read_document
 
@@ -122,6 +123,29 @@ def _python_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
     return problems
 
 
+def _glossary_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
+    """A Chinese text that uses a variant the glossary (tips/_glossary.yaml) avoids."""
+    from generator.glossary import find_variants, load_glossary
+
+    glossary = load_glossary()
+    problems = []
+    for loc, text in chinese_texts(tip):
+        for variant, term in find_variants(text, glossary):
+            start = doc.content_lines.get(loc, doc.line_of(loc))
+            offset = next(
+                (i for i, ln in enumerate(text.splitlines()) if variant.lower() in ln.lower()), 0
+            )
+            problems.append(
+                Problem(
+                    file,
+                    start + offset,
+                    _format_loc(loc),
+                    f"uses {variant!r}: the glossary term is {term!r} (tips/_glossary.yaml)",
+                )
+            )
+    return problems
+
+
 def validate_file(path: Path) -> tuple[Tip | None, Document | None, list[Problem]]:
     """Validate one record file in isolation.
 
@@ -147,6 +171,7 @@ def validate_file(path: Path) -> tuple[Tip | None, Document | None, list[Problem
             ],
         )
     problems = _python_problems(file, doc, tip)
+    problems += _glossary_problems(file, doc, tip)
     stem = path.stem
     if tip.id is not None and tip.id != stem:
         problems.append(
@@ -196,6 +221,43 @@ def _cross_problems(loaded: dict[Path, tuple[Tip, Document]], known_ids: set[str
     return problems
 
 
+def _lint_problems(loaded: dict[Path, tuple[Tip, Document]], whole_corpus: bool) -> list[Problem]:
+    """Each record's ``lint`` codes name rules of this tip; each rule's tip lists its code."""
+    from generator.lint import RULES
+
+    tip_of = {rule.code: rule.tip for rule in RULES}
+    problems = []
+    listed: dict[str, set[str]] = {}
+    for path, (tip, doc) in loaded.items():
+        listed[str(tip.id)] = set(tip.lint)
+        for i, code in enumerate(tip.lint):
+            owner = tip_of.get(code)
+            if owner is None:
+                reason = f"no lint rule has the code {code}"
+            elif owner != tip.id:
+                reason = f"{code} enforces the tip {owner!r}, not this one"
+            else:
+                continue
+            problems.append(Problem(_display(path), doc.line_of(("lint", i)), f"lint[{i}]", reason))
+    if whole_corpus:
+        for rule in RULES:
+            if rule.tip not in listed:
+                problems.append(
+                    Problem("generator/lint/rules", 0, rule.code, f"names no tip: {rule.tip!r}")
+                )
+            elif rule.code not in listed[rule.tip]:
+                path = next(p for p, (t, _) in loaded.items() if t.id == rule.tip)
+                problems.append(
+                    Problem(
+                        _display(path),
+                        1,
+                        "lint",
+                        f"the rule {rule.code} enforces this tip: list it",
+                    )
+                )
+    return problems
+
+
 def validate(targets: Sequence[Path] | None = None) -> tuple[list[Tip], list[Problem]]:
     """Validate record files and folders (default: all of ``tips/``).
 
@@ -213,6 +275,7 @@ def validate(targets: Sequence[Path] | None = None) -> tuple[list[Tip], list[Pro
     if targets:
         known |= {p.stem for p in discover([paths.TIPS])[0]}
     problems.extend(_cross_problems(loaded, known))
+    problems.extend(_lint_problems(loaded, whole_corpus=not targets))
     tips = sorted((t for t, _ in loaded.values()), key=lambda t: t.id or "")
     return tips, sorted(set(problems))
 

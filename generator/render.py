@@ -11,7 +11,6 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from generator import paths
 
-
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 
 
@@ -23,7 +22,9 @@ def inline_html(text: str) -> str:
     """
     parts = _CODE_SPAN.split(text)
     return "".join(
-        f"<code>{html.escape(part, quote=False)}</code>" if i % 2 else html.escape(part, quote=False)
+        f"<code>{html.escape(part, quote=False)}</code>"
+        if i % 2
+        else html.escape(part, quote=False)
         for i, part in enumerate(parts)
     )
 

@@ -221,7 +221,7 @@ class BenchMemory(Strict):
 
 
 #: Sizes become mandatory once every record declares them (the migration of issue 10).
-REQUIRE_SIZES = False
+REQUIRE_SIZES = True
 
 SizeValue = int | float | bool | str
 Regime = Literal["default", "launch-bound", "compute-bound"]
@@ -421,8 +421,14 @@ class Tip(Strict):
         default=None,
         description="How `python -m generator bench` measures the claim (speed and memory tips).",
     )
+    lint: list[Annotated[str, StringConstraints(pattern=r"^PTT\d{3}$")]] = Field(
+        default_factory=list,
+        description="Codes of the `python -m generator lint` rules that enforce this tip "
+        "(PTTnnn). Each must name a rule whose tip is this one, and every rule's tip must "
+        "list its code: `validate` checks both.",
+    )
 
-    @field_validator("tags", "impact", "related", "caveats")
+    @field_validator("tags", "impact", "related", "caveats", "lint")
     @classmethod
     def _unique(cls, value: list[Any]) -> list[Any]:
         if len(set(map(str, value))) != len(value):

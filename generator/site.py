@@ -6,6 +6,7 @@ MkDocs hook before every build, so they can never be stale; they are not committ
 
 from __future__ import annotations
 
+import difflib
 import os
 import subprocess
 import sys
@@ -61,9 +62,33 @@ def tip_page(
     flag = COMPOSE_FEATURES.get(tip.compose) if tip.compose else None
     related = [by_id[r] for r in tip.related if r in by_id]
     measured = benchview.tip_view(tip, bench_results, lang, LABELS[lang], SEEDS)
+    verified = benchview.verified(tip, bench_results, lang, LABELS[lang])
     return render(
-        "site/tip.md.j2", tip=tip, flag=flag, related=related, measured=measured, **_context(lang)
+        "site/tip.md.j2",
+        tip=tip,
+        flag=flag,
+        related=related,
+        measured=measured,
+        verified=verified,
+        diff=code_diff(tip),
+        **_context(lang),
     )
+
+
+def code_diff(tip: Tip) -> str | None:
+    """The lines that change from the *before* to the *after* snippet, as a unified diff
+    (``None`` without both snippets)."""
+    if tip.before is None or tip.after is None:
+        return None
+    lines = difflib.unified_diff(
+        tip.before.code.splitlines(),
+        tip.after.code.splitlines(),
+        "before.py",
+        "after.py",
+        n=2,
+        lineterm="",
+    )
+    return "\n".join(lines)
 
 
 def catalog_page(tips: Sequence[Tip], lang: str) -> str:

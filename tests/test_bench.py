@@ -1,5 +1,5 @@
 """The bench machinery: statistics on synthetic timings, verdicts, the results file, the bench
-section of the schema, and how results are rendered (tip pages, summary page, SVG chart).
+section of the schema, and how results are rendered (tip pages, summary page, chart).
 
 Nothing here measures for real: the full measurement is `python -m generator bench`.
 """
@@ -18,6 +18,7 @@ from generator import benchview, paths
 from generator.chart import Bar, bar_chart
 from generator.errors import UserError
 from generator.records import load_tips, validate
+from generator.render import plain_text
 from generator.results import (
     Environment,
     FormTime,
@@ -51,7 +52,6 @@ from tests.helpers import example_record, run_cli, write_record
 
 TIPS = load_tips()
 BENCH_TIPS = [t for t in TIPS if t.bench is not None]
-SVG = "{http://www.w3.org/2000/svg}"
 
 
 # --- statistics ----------------------------------------------------------------------------
@@ -408,43 +408,93 @@ def test_memory_rows_come_first_for_memory_tips() -> None:
     assert view.notes == []  # the memory claim held
 
 
-def test_chart_is_well_formed_svg_with_one_bar_per_tip() -> None:
+def _chart(html: str) -> ET.Element:
+    """The chart's HTML is well-formed XML: parse it as such."""
+    root = ET.fromstring(html)
+    assert root.tag == "figure" and "bench-chart" in root.get("class", "").split()
+    return root
+
+
+def _with_class(root: ET.Element, cls: str) -> list[ET.Element]:
+    return [el for el in root.iter() if cls in el.get("class", "").split()]
+
+
+def _style(el: ET.Element) -> dict[str, float]:
+    """``left:25.00%;width:40.00%`` -> {"left": 25.0, "width": 40.0}"""
+    return {
+        k.strip(): float(v.strip().rstrip("%"))
+        for k, v in (p.split(":") for p in el.get("style", "").split(";") if p)
+    }
+
+
+LEGEND = {"good": "faster", "bad": "slower", "same": "no significant difference", "cut": "cut"}
+
+
+def test_chart_is_well_formed_html_with_one_row_per_bar() -> None:
     bars = [
-        Bar("fast-tip", 2.0, 1.8, 2.2, "faster", "../tips/fast-tip/"),
+        Bar("Use the `fast` form", 2.0, 1.8, 2.2, "faster", "../tips/fast-tip/"),
         Bar("slow-tip", 0.5, 0.45, 0.55, "slower"),
         Bar("same-tip <&>", 1.0, 0.9, 1.1, "no-difference"),
     ]
-    root = ET.fromstring(bar_chart(bars, "Speed-up", "ratio"))
-    assert root.tag == f"{SVG}svg"
-    rects = [r for r in root.iter(f"{SVG}rect") if "bar" in r.get("class", "").split()]
-    assert [r.get("class") for r in rects] == ["bar bar--good", "bar bar--bad", "bar bar--same"]
-    assert len([p for p in root.iter(f"{SVG}path") if p.get("class") == "whisker"]) == 3
-    labels = "".join(root.itertext())
-    assert "same-tip <&>" in labels and "2.00×" in labels
+    root = _chart(bar_chart(bars, "Speed-up", "ratio", LEGEND))
+    rows = _with_class(root, "bench-row")
+    assert [r.get("class") for r in rows] == [
+        "bench-row bench-row--good",
+        "bench-row bench-row--bad",
+        "bench-row bench-row--same",
+    ]
+    assert len(_with_class(root, "bench-whisker")) == 3
+    text = "".join(root.itertext())
+    assert "same-tip <&>" in text and "2.00×" in text and "1/2.00×" in text
+    # Labels: inline code rendered, the link kept, no raw backticks.
+    (link,) = rows[0].iter("a")
+    assert link.get("href") == "../tips/fast-tip/" and link.find("code").text == "fast"  # type: ignore[union-attr]
+    assert "`" not in text
+    # A legend for the three colours (the break mark only when a bar is cut).
+    assert [k.text for k in _with_class(root, "bench-key")] == list(LEGEND.values())[:3]
     # Log scale: 2× and 1/2× sit at the same distance from the 1× line.
-    one = next(
-        float(line.get("x1", 0))
-        for line in root.iter(f"{SVG}line")
-        if line.get("class") == "axis-one"
-    )
-    fast, slow = rects[0], rects[1]
-    right = float(fast.get("x", 0)) + float(fast.get("width", 0)) - one
-    left = one - float(slow.get("x", 0))
-    assert right == pytest.approx(left, abs=0.2)
-    ET.fromstring(bar_chart([], "empty", "ratio"))  # no bars: still well formed
+    one = _style(_with_class(rows[0], "bench-one")[0])["left"]
+    fast, slow = (_style(_with_class(r, "bench-bar")[0]) for r in rows[:2])
+    assert fast["left"] == pytest.approx(one) and slow["left"] + slow["width"] == pytest.approx(one)
+    assert fast["width"] == pytest.approx(slow["width"], abs=0.02)
+    _chart(bar_chart([], "empty", "ratio"))  # no bars: still well formed
 
 
-def test_chart_axis_is_capped_so_one_huge_ratio_does_not_flatten_the_rest() -> None:
-    svg = bar_chart(
-        [Bar("huge", 5000.0, 4000.0, 6000.0, "faster"), Bar("x", 1.5, 1.4, 1.6, "faster")], "t", "a"
-    )
-    root = ET.fromstring(svg)
-    width = float(root.get("viewBox", "0 0 0 0").split()[2])
-    ticks = [t.text for t in root.iter(f"{SVG}text") if (t.text or "").endswith("×")]
-    assert "64×" in ticks and "128×" not in ticks
-    assert "5000×" in "".join(root.itertext())  # the label keeps the exact value
-    for rect in root.iter(f"{SVG}rect"):
-        assert float(rect.get("x", 0)) + float(rect.get("width", 0)) <= width
+def test_chart_axis_reaches_the_largest_ratio_and_cuts_only_outliers() -> None:
+    def ticks(root: ET.Element) -> list[str]:
+        return [t.text or "" for t in _with_class(root, "bench-tick")]
+
+    def inside(root: ET.Element) -> bool:
+        return all(
+            0 <= s["left"] and s["left"] + s["width"] <= 100 + 1e-6
+            for s in map(_style, _with_class(root, "bench-bar"))
+        )
+
+    # 104× and 8.7×: no outlier, the axis reaches 128× and no bar is cut.
+    mem = [Bar("a", 104.0, 104.0, 104.0, "less-memory"), Bar("b", 8.7, 8.7, 8.7, "less-memory")]
+    root = _chart(bar_chart(mem, "t", "a", LEGEND))
+    assert "128×" in ticks(root) and "256×" not in ticks(root)
+    assert not _with_class(root, "bench-cut") and inside(root)
+    assert "cut" not in [k.text for k in _with_class(root, "bench-key")]
+    # 5000× beside 1.5×: cut with a break mark (its label keeps the value); the axis stays short.
+    bars = [Bar("huge", 5000.0, 4000.0, 6000.0, "faster"), Bar("x", 1.5, 1.4, 1.6, "faster")]
+    root = _chart(bar_chart(bars, "t", "a", LEGEND))
+    assert ticks(root)[-1] == "2×"
+    huge, small = _with_class(root, "bench-row")
+    assert "bench-row--cut" in huge.get("class", "") and _with_class(huge, "bench-cut")
+    assert not _with_class(small, "bench-cut")
+    assert "5000×" in "".join(huge.itertext()) and inside(root)
+    assert [k.text for k in _with_class(root, "bench-key")][-1] == "cut"  # now in the legend
+    # 4865× beside 72×: both far beyond 64×, the axis reaches 128× and only 4865× is cut.
+    bars = [Bar("a", 4865.0, 4800.0, 4900.0, "faster"), Bar("b", 72.2, 70.0, 74.0, "faster")]
+    root = _chart(bar_chart(bars, "t", "a"))
+    assert ticks(root)[-1] == "128×" and len(_with_class(root, "bench-cut")) == 1
+    # After keeps nothing: an infinite ratio, drawn to the edge, cut, with its own label.
+    freed = Bar("freed", math.inf, math.inf, math.inf, "less-memory", value_text="none left")
+    root = _chart(bar_chart([freed, mem[1]], "t", "a"))
+    (bar,) = [_style(b) for b in _with_class(root, "bench-bar")][:1]
+    assert bar["left"] + bar["width"] == pytest.approx(100)
+    assert _with_class(root, "bench-cut") and "none left" in "".join(root.itertext())
 
 
 def test_pages_show_a_measured_section_and_the_summary(tmp_path: Path) -> None:
@@ -456,7 +506,7 @@ def test_pages_show_a_measured_section_and_the_summary(tmp_path: Path) -> None:
         assert "{ #method }" in summary and "{ #composer }" in summary
         assert "{{" not in summary and "{%" not in summary
         if "cpu" in load_all():
-            assert summary.count('<svg xmlns="http://www.w3.org/2000/svg"') >= 1
+            assert summary.count('<figure class="bench-chart') >= 1
         for tip in TIPS:
             page = files[paths.DOCS / "tips" / f"{tip.id}{suffix}"]
             claims = bool({"speed", "memory"} & set(tip.impact))
@@ -827,10 +877,12 @@ def test_pages_show_cuda_results_and_a_chart_per_device(
     cpu_part, cuda_part = summary.split("{ #cpu }")[1].split("{ #cuda }")
     cuda_part = cuda_part.split("{ #composer }")[0]
     for part in (cpu_part, cuda_part):  # one chart per device
-        assert part.count('<svg xmlns="http://www.w3.org/2000/svg"') == 1
-    root = ET.fromstring(cuda_part[cuda_part.index("<svg") : cuda_part.index("</svg>") + 6])
+        assert part.count('<figure class="bench-chart') == 1
+    start = cuda_part.index('<figure class="bench-chart')
+    root = _chart(cuda_part[start : cuda_part.index("</figure>", start) + len("</figure>")])
     labels = "".join(root.itertext())
-    assert f"{tip.id} (compute-bound)" in labels and f"{tip.id} (launch-bound)" in labels
+    title = plain_text(tip.title.en)
+    assert f"{title} (compute-bound)" in labels and f"{title} (launch-bound)" in labels
     assert "NVIDIA H100 80GB HBM3" in cuda_part and "`batch=256`" in cuda_part
     assert "(compute-bound) |" in cuda_part  # the table row names the regime
     assert "计算受限" in benchmarks_page(TIPS, "zh")
@@ -847,8 +899,97 @@ def test_pages_say_not_yet_measured_on_cuda_without_cuda_json(
     assert "| CUDA |  | not yet measured on CUDA |" in tip_page(tip, "en", TIPS)
     assert "尚未在 CUDA 上测量" in tip_page(tip, "zh", TIPS)
     summary = benchmarks_page(TIPS, "en")
-    assert "<svg" not in summary
+    assert "bench-chart" not in summary
     assert "Not yet measured on CUDA: no results file" in summary
+
+
+#: Sizes for a synthetic bench (records must give them for each measured device).
+SIZES = {"cpu": [{"values": {"n": 4}}], "cuda": [{"values": {"n": 4096}}]}
+
+
+def test_chart_labels_are_the_tips_titles_in_the_page_language() -> None:
+    from generator.site import benchmarks_page
+
+    if "cpu" not in load_all():
+        pytest.skip("benchmarks/results/cpu.json not written yet")
+    ids = {t.id for t in TIPS}
+    for lang in ("en", "zh"):
+        page = benchmarks_page(TIPS, lang)
+        titles = {plain_text(t.title.get(lang)) for t in TIPS}
+        charts = re.findall(r'<figure class="bench-chart.*?</figure>', page)
+        assert charts, lang
+        labels = [
+            "".join(el.itertext())
+            for chart in charts
+            for el in _with_class(_chart(chart), "bench-label")
+        ]
+        assert labels and not ids & set(labels), lang
+        for label in labels:  # a title, maybe with its regime and a note under it
+            assert any(label.startswith(title) for title in titles), (lang, label)
+        if lang == "zh":
+            assert all(re.search(r"[\u4e00-\u9fff]", label) for label in labels)
+            assert "改进后写法在 CPU 上的加速比" in page and "更快" in page  # caption, legend
+
+
+def test_a_memory_tip_slower_by_design_says_why() -> None:
+    from generator.site import benchmarks_page
+
+    what = {"en": "activations saved for backward", "zh": "为反向传播保存的激活值"}
+    tip = _bench_tip(kind="memory", memory={"what": what, "before": "4", "after": "1"}, sizes=SIZES)
+    mem = MemoryResult(before_bytes=4096, after_bytes=1024, ratio=4.0, verdict="less-memory")
+    slower = _time(1e-3, 15.7e-3, 1 / 16.5, 1 / 15)
+    files = {"cpu": _results({"synthetic-tip": _tip_result(tip, slower, mem)})}
+    page = benchmarks_page([tip], "en", files)
+    assert "15.7× slower** (15.0–16.5): slower by design, the price of the memory saved" in page
+    assert '!!! info "Slower by design"' in page and "recomputing activations" in page
+    assert "costs time: 15.7× slower, by design (see below)" in page  # beside its bar
+    zh = benchmarks_page([tip], "zh", files)
+    assert "有意的取舍，是省下内存的代价" in zh and "代价：耗时变慢 15.7×" in zh
+    view = benchview.tip_view(tip, files, "en", LABELS["en"], SEEDS)
+    assert view is not None
+    assert view.rows[1].result.startswith("time: **15.7× slower** (15.0–16.5): slower by design")
+    # A time tip that is slower is a claim that did not hold: no excuse is made for it.
+    time_tip = _bench_tip(sizes=SIZES)
+    files = {"cpu": _results({"synthetic-tip": _tip_result(time_tip, slower)})}
+    assert "by design" not in benchmarks_page([time_tip], "en", files)
+
+
+def test_verified_line_says_what_ran_where_from_the_results() -> None:
+    from generator.site import tip_page
+
+    tip = _bench_tip(sizes=SIZES)
+    assert tip.hardware.devices[:2] == ["cpu", "cuda"]
+    fresh = _tip_result(tip, _time(2e-3, 1e-3, 1.8, 2.1))
+    cpu = {"cpu": _results({"synthetic-tip": fresh})}
+    line = benchview.verified(tip, cpu, "en", LABELS["en"])
+    assert line is not None
+    assert line.startswith("CPU ✓ (torch 2.13.0, 2026-01-02) · CUDA GPU: not yet")
+    assert benchview.verified(tip, cpu, "zh", LABELS["zh"]).startswith(  # type: ignore[union-attr]
+        "CPU ✓（torch 2.13.0，2026-01-02） · CUDA GPU：尚未验证"
+    )
+    # Stale or failed results, or none: CPU is vouched for by the test suite only.
+    stale = fresh.model_copy(update={"code": "0" * 12})
+    failed = fresh.model_copy(update={"error": "RuntimeError: boom", "time": None})
+    for results in (
+        {},
+        {"cpu": _results({"synthetic-tip": stale})},
+        {"cpu": _results({"synthetic-tip": failed})},
+    ):
+        assert benchview.verified(tip, results, "en", LABELS["en"]).startswith(  # type: ignore[union-attr]
+            "CPU ✓ (test suite) · CUDA GPU: not yet"
+        )
+    # A CUDA results file with this tip: CUDA gets its own torch and date.
+    cuda_result = _tip_result(tip, _time(2e-3, 1e-3, 1.8, 2.1), device="cuda")
+    both = cpu | {"cuda": _results({"synthetic-tip": cuda_result}, device="cuda", **_cuda_env())}
+    line = benchview.verified(tip, both, "en", LABELS["en"])
+    assert line is not None and "CUDA GPU ✓ (torch 2.11.0+cu130, 2026-01-02)" in line
+    # On the page: right under the badges, before the code.
+    page = tip_page(tip, "en", TIPS, cpu)
+    verified = page.index("[Verified](#tested-on): CPU ✓ (torch 2.13.0, 2026-01-02)")
+    assert page.index('<div class="tip-badges"') < verified < page.index("## Code { #code }")
+    advice = next((t for t in TIPS if not t.variants()), None)
+    if advice is not None:
+        assert benchview.verified(advice, cpu, "en", LABELS["en"]) is None
 
 
 # --- badges and the catalog filter ---------------------------------------------------------

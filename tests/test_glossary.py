@@ -43,6 +43,7 @@ def test_the_glossary_names_the_terms_the_style_guide_requires() -> None:
         ("```python\nfor batch in loader:\n    pass\n```\n每个批次", []),
         ("BatchNorm 和 hooks_dict 不算", []),
         ("每个微批次的损失", []),
+        ("N 个微批次（micro-batch）做一次更新", []),  # the term, glossed in English
     ],
 )
 def test_variants_are_found_in_prose_only(text: str, found: list[str]) -> None:
@@ -87,7 +88,7 @@ def test_every_chinese_text_uses_the_glossary_terms() -> None:
 def test_the_glossary_page_lists_every_term_in_both_languages() -> None:
     glossary = load_glossary()
     en, zh = page_markdown("en"), page_markdown("zh")
-    assert en.startswith("---\ntitle: \"Chinese glossary\"")
+    assert en.startswith('---\ntitle: "Chinese glossary"')
     assert "# 中文术语表" in zh
     for term in glossary.terms:
         assert f"**{term.zh}**" in en and f"**{term.zh}**" in zh

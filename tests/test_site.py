@@ -126,15 +126,18 @@ def test_language_switcher_keeps_the_tip(page: Page, base_url: str) -> None:
 def test_code_tabs_switch_and_every_block_has_a_copy_button(page: Page, base_url: str) -> None:
     page.goto(f"{base_url}/tips/gradient-accumulation/")
     tabs = page.locator(".tabbed-labels > label")
-    assert tabs.count() == 2
+    assert tabs.all_inner_texts() == ["After", "Changes", "Before"]
     blocks = page.locator(".tabbed-block")
-    tabs.nth(1).click()
-    expect(blocks.nth(1)).to_be_visible()
+    expect(blocks.nth(0)).to_be_visible()  # the after code is shown first
+    tabs.nth(2).click()
+    expect(blocks.nth(2)).to_be_visible()
     expect(blocks.nth(0)).to_be_hidden()
+    tabs.nth(1).click()
+    expect(blocks.nth(1).locator("code .gi").first).to_be_visible()  # lines added by after.py
     tabs.nth(0).click()
     expect(blocks.nth(0)).to_be_visible()
     code_blocks = page.locator("div.highlight")
-    assert code_blocks.count() >= 2
+    assert code_blocks.count() >= 3
     for i in range(code_blocks.count()):
         block = code_blocks.nth(i)
         code_id = block.locator("pre").get_attribute("id")
@@ -186,3 +189,192 @@ def test_no_request_leaves_localhost(page: Page, base_url: str) -> None:
     page.wait_for_load_state("networkidle")
     hosts = {urlsplit(u).hostname for u in requested if not u.startswith(("data:", "blob:"))}
     assert requested and hosts == {"127.0.0.1"}, sorted(set(requested))
+
+
+# --- catalog, tip pages, charts and small screens (issue 12) ----------------------------------
+
+SORTED_JS = """(cells) => {
+    const c = new Intl.Collator(document.documentElement.lang, {sensitivity: "base", numeric: true});
+    return cells.every((t, i) => i === 0 || c.compare(cells[i - 1], t) <= 0);
+}"""
+
+
+def _visible_cells(page: Page, column: int) -> list[str]:
+    return page.locator(
+        f"#tip-catalog tbody tr:not([hidden]) td:nth-child({column})"
+    ).all_inner_texts()
+
+
+@pytest.mark.parametrize("lang_prefix", ["", "zh/"], ids=["en", "zh"])
+def test_catalog_is_a_material_table_sorted_by_title_then_by_a_clicked_column(
+    page: Page, base_url: str, lang_prefix: str
+) -> None:
+    page.goto(f"{base_url}/{lang_prefix}catalog/")
+    assert page.locator(".md-typeset__table #tip-catalog").count() == 1  # Material's table
+    titles = _visible_cells(page, 1)
+    assert len(titles) >= 10 and page.evaluate(SORTED_JS, titles)
+    assert not any("`" in t for t in titles)
+    if not lang_prefix:
+        assert page.locator("#tip-catalog td:first-child code").count() > 0  # inline code
+    header = page.locator('#tip-catalog th[data-sort="category"]')
+    header.click()
+    expect(header).to_have_attribute("aria-sort", "ascending")
+    assert "sort=category" in page.url
+    categories = _visible_cells(page, 2)
+    assert page.evaluate(SORTED_JS, categories) and len(set(categories)) > 1
+    header.press("Enter")  # the keyboard works too: the other way round
+    expect(header).to_have_attribute("aria-sort", "descending")
+    assert "order=desc" in page.url
+    descending = _visible_cells(page, 1)
+    assert page.evaluate(SORTED_JS, _visible_cells(page, 2)[::-1])
+    page.reload()  # the sort lives in the URL
+    expect(page.locator('#tip-catalog th[data-sort="category"]')).to_have_attribute(
+        "aria-sort", "descending"
+    )
+    assert _visible_cells(page, 1) == descending
+
+
+def test_catalog_filters_live_in_the_url_and_say_when_nothing_matches(
+    page: Page, base_url: str
+) -> None:
+    page.goto(f"{base_url}/catalog/")
+    total = page.locator("#tip-catalog tbody tr").count()
+    page.fill("#filter-text", "accumulat")
+    page.select_option("#filter-helps-on", "cuda")
+    rows = page.locator("#tip-catalog tbody tr:not([hidden])")
+    shown = rows.count()
+    assert 0 < shown < total
+    for i in range(shown):
+        assert "accumulat" in (rows.nth(i).get_attribute("data-text") or "")
+        assert "cuda" in (rows.nth(i).get_attribute("data-helps") or "").split()
+    assert "text=accumulat" in page.url and "helps=cuda" in page.url
+    expect(page.locator("#catalog-count")).to_have_text(f"{shown} tips shown")
+    # The URL restores the same view in a fresh load.
+    page.goto(page.url)
+    expect(page.locator("#filter-text")).to_have_value("accumulat")
+    expect(page.locator(".md-search__output")).to_be_hidden()  # not Material's `?q=` search
+    expect(page.locator("#filter-helps-on")).to_have_value("cuda")
+    assert page.locator("#tip-catalog tbody tr:not([hidden])").count() == shown
+    # Nothing matches: a message, not a bare header; one click clears every filter.
+    expect(page.locator("#catalog-empty")).to_be_hidden()
+    page.fill("#filter-text", "no tip says this")
+    expect(page.locator("#catalog-empty")).to_be_visible()
+    expect(page.locator("#catalog-count")).to_have_text("0 tips shown")
+    page.click("#catalog-reset")
+    expect(page.locator("#catalog-empty")).to_be_hidden()
+    assert page.locator("#tip-catalog tbody tr:not([hidden])").count() == total
+    assert "text=" not in page.url and "helps=" not in page.url
+    # A Chinese page restores its filter from the URL too.
+    page.goto(f"{base_url}/zh/catalog/?category=memory")
+    expect(page.locator("#filter-category")).to_have_value("memory")
+    visible = page.locator("#tip-catalog tbody tr:not([hidden])")
+    assert 0 < visible.count() < total
+    assert {visible.nth(i).get_attribute("data-category") for i in range(visible.count())} == {
+        "memory"
+    }
+
+
+VIEWPORTS = [(1280, 800), (390, 844)]
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=["1280x800", "390x844"])
+@pytest.mark.parametrize(
+    ("lang_prefix", "tip_id"),
+    [("", "gradient-accumulation"), ("zh/", "free-memory-empty-cache")],
+    ids=["en", "zh-long-title"],
+)
+def test_the_first_screen_of_a_tip_page_shows_its_after_code(
+    browser,  # noqa: ANN001
+    base_url: str,
+    viewport: tuple[int, int],
+    lang_prefix: str,
+    tip_id: str,
+) -> None:
+    from generator.records import load_tips
+
+    tip = next(t for t in load_tips() if t.id == tip_id)
+    assert tip.after is not None
+    width, height = viewport
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{lang_prefix}tips/{tip_id}/")
+        after_label = "改进后" if lang_prefix else "After"
+        expect(page.locator(".tabbed-labels > label").first).to_have_text(after_label)
+        block = page.locator(".tabbed-block").first
+        expect(block).to_be_visible()
+        code = block.locator("pre").first
+        first_line = tip.after.code.strip().splitlines()[0]
+        assert code.inner_text().strip().startswith(first_line)
+        box = code.bounding_box()
+        assert box is not None
+        code_top = box["y"]
+        assert code_top < height - 60, f"the after code starts at {code_top}px of {height}px"
+        for selector in ("h1", ".tip-summary", ".tip-badges", ".tip-verified"):
+            box = page.locator(selector).first.bounding_box()
+            assert box is not None and box["y"] + box["height"] <= code_top, selector
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "",
+        "catalog/",
+        "tips/gradient-accumulation/",
+        "composer/",
+        "benchmarks/",
+        "zh/catalog/",
+        "zh/tips/free-memory-empty-cache/",
+        "zh/benchmarks/",
+    ],
+    ids=lambda p: p.strip("/").replace("/", "-") or "home",
+)
+def test_no_horizontal_overflow_at_390_px(browser, base_url: str, path: str) -> None:  # noqa: ANN001
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{path}")
+        page.wait_for_load_state("load")
+        width, client = page.evaluate(
+            "[document.scrollingElement.scrollWidth, document.scrollingElement.clientWidth]"
+        )
+        assert width <= client, f"/{path} is {width}px wide in a {client}px viewport"
+        if path.endswith("catalog/"):  # the title column stays readable
+            cell = page.locator("#tip-catalog tbody td:first-child").first.bounding_box()
+            assert cell is not None and cell["width"] >= 150, cell
+            table = page.locator("#tip-catalog").bounding_box()
+            assert table is not None and table["x"] + table["width"] <= client + 1
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lang_prefix", ["", "zh/"], ids=["en", "zh"])
+def test_chart_labels_are_tip_titles_and_readable_on_a_phone(
+    browser,  # noqa: ANN001
+    base_url: str,
+    lang_prefix: str,
+) -> None:
+    from generator.records import load_tips
+    from generator.render import plain_text
+
+    tips = load_tips()
+    lang = "zh" if lang_prefix else "en"
+    titles = [plain_text(t.title.get(lang)) for t in tips]
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{lang_prefix}benchmarks/")
+        labels = page.locator(".bench-row .bench-label a")
+        if labels.count() == 0:
+            pytest.skip("no benchmark results: no chart")
+        texts = labels.all_inner_texts()
+        assert not {t.id for t in tips} & set(texts)
+        for text in texts:
+            assert any(text.startswith(title) for title in titles), text
+        font = labels.first.evaluate("el => parseFloat(getComputedStyle(el).fontSize)")
+        assert font >= 11, f"chart labels are {font}px on a phone"
+        assert page.locator(".bench-chart").first.locator(".bench-key").count() >= 3  # legend
+    finally:
+        context.close()

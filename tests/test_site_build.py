@@ -157,3 +157,57 @@ def test_built_pages_show_runs_on_and_helps_on_badges(built_site: Path) -> None:
         r'data-helps="[^"]*multi-gpu[^"]*"[^>]*>\s*<td><a href="../tips/([^/]+)/', catalog
     )
     assert multi and all("multi-gpu" in by_id[i].hardware.helps_on for i in multi)
+
+
+# --- tip pages and the catalog, as rendered Markdown (issue 12) ------------------------------
+
+
+def test_tip_pages_put_the_after_code_first_and_all_caveats_in_one_box() -> None:
+    from generator.site import LABELS, code_diff, tip_page
+
+    for tip in TIPS:
+        for lang in ("en", "zh"):
+            L = LABELS[lang]  # noqa: N806
+            page = tip_page(tip, lang, TIPS, {})
+            tabs = re.findall(r'^=== "(.+)"$', page, re.M)
+            if tip.after is not None:
+                assert page.index("{ #code }") < page.index("{ #why }"), tip.id
+                expected = [L["after"], L["changes"], L["before"]] if tip.before else [L["after"]]
+                assert tabs == expected, (tip.id, lang)
+            boxes = re.findall(r'^!!! warning "(.+)"$', page, re.M)
+            assert boxes.count(L["caveats"]) == (1 if tip.caveats else 0), (tip.id, lang)
+            assert 'Caveat"' not in page and "{ #caveats }" not in page
+            for caveat in tip.caveats:  # each one an item of that one list
+                first = caveat.get(lang).strip().splitlines()[0]
+                assert f"\n    - {first}\n" in page, (tip.id, lang, first)
+        diff = code_diff(tip)
+        if tip.before is not None and tip.after is not None:
+            assert diff is not None and diff.startswith("--- before.py\n+++ after.py\n")
+            added = [ln[1:] for ln in diff.splitlines()[2:] if ln.startswith("+")]
+            removed = [ln[1:] for ln in diff.splitlines()[2:] if ln.startswith("-")]
+            assert set(added) <= set(tip.after.code.splitlines()), tip.id
+            assert set(removed) <= set(tip.before.code.splitlines()), tip.id
+            assert added or removed, tip.id
+        else:
+            assert diff is None
+
+
+def test_catalog_is_an_unclassed_table_sorted_by_title_with_inline_code() -> None:
+    import html
+
+    from generator.site import catalog_page
+
+    for lang in ("en", "zh"):
+        page = catalog_page(TIPS, lang)
+        # No class on the table: Material styles it exactly like a Markdown table.
+        assert '<table id="tip-catalog">' in page
+        cells = re.findall(r'<td><a href="../tips/[a-z0-9-]+/">(.*?)</a></td>', page)
+        assert len(cells) == len(TIPS)
+        plain = [html.unescape(re.sub(r"</?code>", "", c)) for c in cells]
+        assert plain == sorted(plain, key=str.casefold), lang
+        assert not any("`" in c for c in cells), "raw backticks in a catalog title"
+        if lang == "en":
+            assert any("<code>" in c for c in cells)
+        for needle in ('id="filter-text"', 'id="catalog-empty"', 'id="catalog-reset"'):
+            assert needle in page
+        assert '<div class="tip-filters" id="tip-filters">' in page and "markdown>" not in page

@@ -205,3 +205,23 @@ def test_the_record_limits_leave_room_for_real_records() -> None:
     for path in sorted(paths.TIPS.glob("*.yaml")):
         assert path.stat().st_size < MAX_BYTES / 4, path
         read_document(path)  # no anchors, aliases, tags or deep nesting in any record
+
+
+def test_lint_codes_must_name_a_rule_of_this_tip(tmp_path: Path) -> None:
+    data = example_record()
+    data["lint"] = ["PTT999", "PTT011"]  # no such rule; a rule of save-load-state-dict
+    path = write_record(tmp_path, "lint-codes.yaml", data)
+    found = {m["field"]: m["reason"] for m in _validate_bad(path)}
+    assert "no lint rule has the code PTT999" in found["lint[0]"]
+    assert "enforces the tip 'save-load-state-dict'" in found["lint[1]"]
+
+
+def test_every_rule_is_listed_by_its_tip() -> None:
+    from generator.lint import RULES, rules_by_tip
+    from generator.records import load_tips
+
+    tips = {t.id: t for t in load_tips()}
+    assert len(RULES) >= 30
+    for tip_id, codes in rules_by_tip().items():
+        assert tip_id in tips, tip_id
+        assert sorted(tips[tip_id].lint) == sorted(codes), tip_id

@@ -4,8 +4,9 @@
 // - #filter-text keeps the rows whose data-text (id, title, summary, tags) holds every word.
 // - A click (or Enter/Space) on a header <th data-sort="..."> sorts by that column; again:
 //   the other way. Titles sort with the page language's collation (pinyin order on /zh/).
-// - State lives in the URL (?q=&category=&helps=&impact=&sort=&order=), restored on load, so
-//   a filtered view can be linked and survives reload and the back button.
+// - State lives in the URL (?text=&category=&helps=&impact=&sort=&order=), restored on load,
+//   so a filtered view can be linked and survives reload and the back button. (Not `q`:
+//   Material's search opens itself on a `?q=` in the URL.)
 (function () {
   "use strict";
   var DEFAULT_SORT = "title";
@@ -93,7 +94,7 @@
 
     function save() {
       var params = new URLSearchParams(window.location.search);
-      if (text) setParam(params, "q", text.value.trim());
+      if (text) setParam(params, text.dataset.param, text.value.trim());
       selects.forEach(function (select) { setParam(params, select.dataset.param, select.value); });
       setParam(params, "sort", state.sort === DEFAULT_SORT ? "" : state.sort);
       setParam(params, "order", state.order === "ascending" ? "" : "desc");
@@ -111,7 +112,7 @@
 
     function restore() {
       var params = new URLSearchParams(window.location.search);
-      if (text) text.value = params.get("q") || "";
+      if (text) text.value = params.get(text.dataset.param) || "";
       selects.forEach(function (select) {
         var value = params.get(select.dataset.param) || "";
         var known = Array.prototype.some.call(select.options, function (o) { return o.value === value; });

@@ -105,9 +105,7 @@ def has_star_args(call: ast.Call) -> bool:
 def is_const(node: ast.AST | None, value: object) -> bool:
     """Whether ``node`` is the literal ``value`` (``True`` is not ``1`` here)."""
     return (
-        isinstance(node, ast.Constant)
-        and type(node.value) is type(value)
-        and node.value == value
+        isinstance(node, ast.Constant) and type(node.value) is type(value) and node.value == value
     )
 
 
@@ -183,6 +181,7 @@ class Context:
                 stack.append(child)
         for nodes in by_type.values():
             nodes.reverse()  # roughly source order: the stack pops children last-first
+        self._memo: dict[tuple[str, ast.AST], object] = {}
         self.imports = self._imports()
         self.calls_by_qualname: defaultdict[str, list[ast.Call]] = defaultdict(list)
         self.calls_by_method: defaultdict[str, list[ast.Call]] = defaultdict(list)
@@ -276,6 +275,17 @@ class Context:
                 node = func.value if isinstance(func, ast.Attribute) else None  # type: ignore[assignment]
         return False
 
+    def segment(self, node: ast.AST) -> str:
+        """The source text of ``node``."""
+        start, end = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        first = self.lines[start - 1].encode("utf-8")
+        if start == end:
+            return first[node.col_offset : node.end_col_offset].decode("utf-8")  # type: ignore[attr-defined]
+        parts = [first[node.col_offset :].decode("utf-8")]  # type: ignore[attr-defined]
+        parts += self.lines[start : end - 1]
+        parts.append(self.lines[end - 1].encode("utf-8")[: node.end_col_offset].decode("utf-8"))  # type: ignore[attr-defined]
+        return "\n".join(parts)
+
     # --- structure -------------------------------------------------------------------------
 
     def parent(self, node: ast.AST) -> ast.AST | None:
@@ -304,9 +314,19 @@ class Context:
     def blocks(self) -> list[list[ast.stmt]]:
         """Every statement list of the file (bodies, ``else`` parts, handlers)."""
         out = [self.tree.body]
-        for types in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For,
-                      ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try,
-                      ast.ExceptHandler):
+        for types in (
+            ast.FunctionDef,
+            ast.AsyncFunctionDef,
+            ast.ClassDef,
+            ast.For,
+            ast.AsyncFor,
+            ast.While,
+            ast.If,
+            ast.With,
+            ast.AsyncWith,
+            ast.Try,
+            ast.ExceptHandler,
+        ):
             for node in self.by_type[types]:
                 for name in ("body", "orelse", "finalbody"):
                     stmts = getattr(node, name, None)
@@ -395,18 +415,37 @@ class Context:
                         break
         return sorted(out, key=_pos)  # type: ignore[arg-type]
 
+    def memo(self, kind: str, node: ast.AST, compute):  # type: ignore[no-untyped-def]
+        """``compute()``, computed once per file for ``(kind, node)``."""
+        key = (kind, node)
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
     def step_nodes(self, loop: ast.AST) -> list[ast.AST]:
         """The nodes of ``loop`` that run on every iteration (see :func:`iter_region`)."""
-        return list(iter_region(loop.body))  # type: ignore[attr-defined]
+        return self.memo("step", loop, lambda: list(iter_region(loop.body)))  # type: ignore[attr-defined]
+
+    def all_nodes(self, loop: ast.AST) -> list[ast.AST]:
+        """The nodes of ``loop``'s body, conditional ones included (not nested scopes)."""
+        return self.memo(
+            "all",
+            loop,
+            lambda: list(iter_region(loop.body, conditional=True)),  # type: ignore[attr-defined]
+        )
 
     def loss_names(self, loop: ast.AST) -> set[str]:
         """Names whose value a loop passes to ``backward()``: ``loss`` in ``loss.backward()``,
         ``scaler.scale(loss).backward()`` and ``accelerator.backward(loss)``."""
-        out = set()
-        for node in iter_region(loop.body, conditional=True):  # type: ignore[attr-defined]
-            if isinstance(node, ast.Call) and self.is_backward(node):
-                out |= self.backward_losses(node)
-        return out
+
+        def compute() -> set[str]:
+            out: set[str] = set()
+            for node in self.all_nodes(loop):
+                if isinstance(node, ast.Call) and self.is_backward(node):
+                    out |= self.backward_losses(node)
+            return out
+
+        return set(self.memo("loss", loop, compute))
 
     def backward_losses(self, call: ast.Call) -> set[str]:
         recv = receiver(call)
@@ -489,7 +528,6 @@ class Context:
                         break
         return out
 
-
     # --- conditions ------------------------------------------------------------------------
 
     def is_conditional(self, node: ast.AST) -> bool:
@@ -551,7 +589,6 @@ class Context:
             elif isinstance(parent, ast.Assign):
                 signals.append(const)
         return any(not self.is_conditional(s) for s in signals)
-
 
     # --- regions and one level of calls -----------------------------------------------------
 

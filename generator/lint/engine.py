@@ -113,7 +113,9 @@ def select_rules(
     dropped = _split_codes(ignore)
     for code in chosen + dropped:
         if code != "ALL" and not any(r.code.startswith(code) for r in RULES):
-            raise LintUsageError(f"unknown rule code {code!r} (codes run from PTT001 to {RULES[-1].code})")
+            raise LintUsageError(
+                f"unknown rule code {code!r} (codes run from PTT001 to {RULES[-1].code})"
+            )
 
     def matches(rule: type[Rule], codes: list[str]) -> bool:
         return any(code == "ALL" or rule.code.startswith(code) for code in codes)
@@ -191,7 +193,9 @@ def decode_source(data: bytes, display: str) -> str | FileError:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as err:
-        return FileError(display, err.lineno or 1, 1, f"cannot decode: {err.msg}")
+        if "unknown encoding" in str(err):
+            return FileError(display, 1, 1, f"cannot decode: {err}")
+        encoding = "utf-8"  # invalid UTF-8 in the first lines: the decode below says where
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as err:
@@ -236,7 +240,7 @@ def _suppressed(line: str, code: str) -> bool:
         return False
     codes = match.group("codes")
     if codes is None:
-        return True  # a bare `# noqa` silences every rule on the line, as in ruff
+        return True  # bare noqa (no codes) silences every rule on the line, as in ruff
     return code in {c.strip().upper() for c in codes.split(",")}
 
 

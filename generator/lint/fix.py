@@ -42,11 +42,13 @@ class Fixed:
         lines = difflib.unified_diff(
             self.before.splitlines(keepends=True),
             self.after.splitlines(keepends=True),
-            fromfile=f"a/{self.path}",
-            tofile=f"b/{self.path}",
+            fromfile=self.path if Path(self.path).is_absolute() else f"a/{self.path}",
+            tofile=self.path if Path(self.path).is_absolute() else f"b/{self.path}",
         )
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                       for line in lines)
+        return "".join(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in lines
+        )
 
 
 def _offsets(source: str) -> list[int]:
@@ -125,9 +127,7 @@ def fix_source(
     return current, total
 
 
-def fix_files(
-    sources: dict[str, str], rules: Sequence[type[Rule]] | None = None
-) -> list[Fixed]:
+def fix_files(sources: dict[str, str], rules: Sequence[type[Rule]] | None = None) -> list[Fixed]:
     """The fixed text of each file in ``sources`` (path -> text) that has a safe fix."""
     out = []
     for path, text in sources.items():
@@ -160,4 +160,3 @@ def write_atomic(path: Path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-

@@ -7,7 +7,7 @@ from torch import nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 model = nn.Sequential(
-    nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+    nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
     nn.Conv2d(16, 32, 3, padding=1),
 ).to(device, memory_format=torch.channels_last)  # 4D weights become NHWC in memory
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)

@@ -40,7 +40,10 @@ optimizer = torch.optim.SGD(ddp_model.parameters(), lr=0.05)
 g = torch.Generator().manual_seed(1)  # the same data in every process
 dataset = TensorDataset(torch.randn(64, 16, generator=g), torch.randn(64, 1, generator=g))
 sampler = DistributedSampler(dataset, shuffle=True, seed=0)  # this rank's shard
-loader = DataLoader(dataset, batch_size=8, sampler=sampler)  # 8 samples per GPU
+# 8 samples per GPU; pinned batches make the non_blocking copies below truly asynchronous.
+loader = DataLoader(
+    dataset, batch_size=8, sampler=sampler, pin_memory=device.type == "cuda"
+)
 
 for epoch in range(EPOCHS):
     sampler.set_epoch(epoch)

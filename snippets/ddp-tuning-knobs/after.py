@@ -54,7 +54,7 @@ def main(out_dir):
     result = {}
     for compress in (False, True):
         ddp = wrap(make_model(), compress)
-        for _ in range(3):  # DDP settles its buckets over the first steps
+        for _ in range(4):  # DDP settles its buckets over the first steps
             ddp.zero_grad()
             nn.functional.mse_loss(ddp(x), y).backward()
         grads = [p.grad for p in ddp.parameters()]

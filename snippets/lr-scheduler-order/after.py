@@ -67,7 +67,7 @@ epochs = TOTAL * ACCUM // len(micro_batches)
 
 model = make_model()
 optimizer, scheduler = make_optimizer_and_scheduler(model)
-for epoch in range(epochs // 2):
+for _epoch in range(epochs // 2):
     train_epoch(model, optimizer, scheduler, micro_batches)
 checkpoint = save_checkpoint(model, optimizer, scheduler)
 
@@ -75,6 +75,6 @@ checkpoint = save_checkpoint(model, optimizer, scheduler)
 model = make_model()
 optimizer, scheduler = make_optimizer_and_scheduler(model)
 load_checkpoint(checkpoint, model, optimizer, scheduler)
-for epoch in range(epochs // 2, epochs):
+for _epoch in range(epochs // 2, epochs):
     train_epoch(model, optimizer, scheduler, micro_batches)
 print(f"final lr {scheduler.get_last_lr()[0]:.2e}")

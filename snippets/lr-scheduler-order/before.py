@@ -57,7 +57,7 @@ epochs = TOTAL * ACCUM // len(micro_batches)
 
 model = make_model()
 optimizer, scheduler = make_optimizer_and_scheduler(model)
-for epoch in range(epochs // 2):
+for _epoch in range(epochs // 2):
     train_epoch(model, optimizer, scheduler, micro_batches)
 checkpoint = save_checkpoint(model, optimizer, scheduler)
 
@@ -65,5 +65,5 @@ checkpoint = save_checkpoint(model, optimizer, scheduler)
 model = make_model()
 optimizer, scheduler = make_optimizer_and_scheduler(model)
 load_checkpoint(checkpoint, model, optimizer, scheduler)
-for epoch in range(epochs // 2, epochs):
+for _epoch in range(epochs // 2, epochs):
     train_epoch(model, optimizer, scheduler, micro_batches)

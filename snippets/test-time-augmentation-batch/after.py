@@ -6,7 +6,7 @@ from torch import nn
 
 torch.manual_seed(0)
 model = nn.Sequential(
-    nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+    nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
     nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 5),
 ).eval()  # eval(): BatchNorm must not mix statistics across views
 

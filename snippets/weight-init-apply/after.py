@@ -18,7 +18,7 @@ def init_weights(m):
 
 torch.manual_seed(0)
 model = nn.Sequential(
-    nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+    nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),  # BN has a bias
     nn.Sequential(nn.Conv2d(16, 32, 3, padding=1), nn.ReLU()),  # a nested block
     nn.AdaptiveAvgPool2d(1), nn.Flatten(),
     nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10)),

@@ -1,10 +1,12 @@
 """Every lint rule, in code order. One class per rule, grouped by topic:
 
 * :mod:`.stale`: deprecated and legacy APIs (``torch.cuda.amp``, ``Variable``, ...);
-* :mod:`.data`: checkpoints, tensors from data, data loading;
+* :mod:`.checkpoint`: saving and loading;
+* :mod:`.data`: tensors made from data, data loading;
 * :mod:`.loop`: what a training loop does every step;
 * :mod:`.order`: the order of the calls of a step;
-* :mod:`.model`: how models are built and wrapped;
+* :mod:`.model`: how models are built, wrapped and initialised;
+* :mod:`.forward`: what the forward pass computes and keeps for backward;
 * :mod:`.runtime`: global switches, profiling and timing.
 
 Codes are stable: a removed rule's code is never given to another rule.
@@ -12,16 +14,18 @@ Codes are stable: a removed rule's code is never given to another rule.
 
 from __future__ import annotations
 
-from generator.lint.rules import data, loop, model, order, runtime, stale
+from generator.lint.rules import checkpoint, data, forward, loop, model, order, runtime, stale
 from generator.lint.rules.base import Rule
 
 
 def _collect() -> tuple[type[Rule], ...]:
     found = [
         obj
-        for module in (stale, data, loop, order, model, runtime)
+        for module in (stale, checkpoint, data, loop, order, model, forward, runtime)
         for obj in vars(module).values()
-        if isinstance(obj, type) and issubclass(obj, Rule) and obj is not Rule
+        if isinstance(obj, type)
+        and issubclass(obj, Rule)
+        and obj is not Rule
         and obj.__module__ == module.__name__
     ]
     return tuple(sorted(found, key=lambda r: r.code))

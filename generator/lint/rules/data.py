@@ -1,4 +1,4 @@
-"""Checkpoints, tensors made from data, and data loading."""
+"""Tensors made from data, and data loading."""
 
 from __future__ import annotations
 
@@ -15,25 +15,8 @@ from generator.lint.analysis import (
     receiver,
     root_name,
 )
-from generator.lint.rules.base import (
-    Edit,
-    Invalid,
-    Report,
-    Rule,
-    add_keyword,
-    end_of,
-)
+from generator.lint.rules.base import Edit, Invalid, Report, Rule, add_keyword, end_of
 
-_LOAD = ("torch.load", "torch.serialization.load")
-_SAVE = ("torch.save", "torch.serialization.save")
-_WRAPPERS = {
-    "torch.nn.parallel.DistributedDataParallel",
-    "torch.nn.parallel.distributed.DistributedDataParallel",
-    "torch.nn.DataParallel",
-    "torch.nn.parallel.DataParallel",
-    "torch.compile",
-    "torch.distributed.fsdp.FullyShardedDataParallel",
-}
 _DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 _SAMPLER = (
     "torch.utils.data.DistributedSampler",
@@ -41,118 +24,93 @@ _SAMPLER = (
 )
 
 
-class TorchLoadWeightsOnly(Rule):
-    """`torch.load` unpickles: with `weights_only=False` a checkpoint file can run arbitrary
-    code when it is loaded. Since PyTorch 2.6 `weights_only=True` is the default, which
-    loads tensors, state dicts and plain containers only; say so explicitly, so the code
-    is safe on every version and its intent is visible."""
-
-    code = "PTT011"
-    name = "torch-load-weights-only"
-    severity = "error"
-    message = "`torch.load` without `weights_only=True`: pass it, and save state dicts"
-    tip = "save-load-state-dict"
-    fixable = True
-    fix_safety = "safe"
-    VALID = (
-        'import torch\nstate = torch.load("ckpt.pt", map_location="cpu", weights_only=True)\n',
-        "import torch\nstate = torch.load(path, **load_kwargs)\n",
-    )
-    INVALID = (
-        Invalid(
-            'import torch\nstate = torch.load("ckpt.pt")\n',
-            'import torch\nstate = torch.load("ckpt.pt", weights_only=True)\n',
-        ),
-        Invalid(
-            "import torch\nstate = torch.load(\n    path,\n    map_location=device,\n)\n",
-            "import torch\nstate = torch.load(\n    path,\n    map_location=device, weights_only=True,\n)\n",
-        ),
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for call in ctx.calls(*_LOAD):
-            if kwarg(call, "weights_only") is None and not has_star_kwargs(call) and len(call.args) < 5:
-                yield Report(call, [add_keyword(ctx.lines, call, "weights_only=True")])
-
-
-class SaveWholeModel(Rule):
-    """`torch.save(model)` pickles the module object, so loading needs the same class at
-    the same import path, and `weights_only=False`, which can run code from the file.
-    Save `model.state_dict()` (and the optimizer's) instead, and rebuild the model from
-    code when loading."""
-
-    code = "PTT012"
-    name = "save-whole-model"
-    severity = "error"
-    message = "`torch.save` of a whole module: save `model.state_dict()` instead"
-    tip = "save-load-state-dict"
-    VALID = (
-        'import torch\ntorch.save(model.state_dict(), "model.pt")\n',
-        'import torch\ntorch.save({"model": model.state_dict(), "step": step}, path)\n',
-    )
-    INVALID = (
-        'import torch\ntorch.save(model, "model.pt")\n',
-        "import torch\nfrom torch import nn\nlayer = nn.Linear(4, 4)\ntorch.save(layer, buffer)\n",
-        'import torch\ntorch.save(self.model, "model.pt")\n',
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for call in ctx.calls(*_SAVE):
-            if call.args and isinstance(call.args[0], ast.Name | ast.Attribute):
-                if ctx.name_is_module(call.args[0]):
-                    yield Report(call)
+#: NumPy functions that always return an array.
+_ARRAY_FUNCS = {
+    "array",
+    "asarray",
+    "ascontiguousarray",
+    "load",
+    "loadtxt",
+    "genfromtxt",
+    "fromfile",
+    "frombuffer",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "arange",
+    "linspace",
+    "logspace",
+    "stack",
+    "concatenate",
+    "vstack",
+    "hstack",
+    "eye",
+    "identity",
+    "tile",
+    "repeat",
+    "memmap",
+}
+#: Array methods whose result is an array.
+_ARRAY_METHODS = {"astype", "reshape", "transpose", "copy", "flatten", "ravel", "squeeze", "T"}
 
 
-class SaveWrapperStateDict(Rule):
-    """The `state_dict()` of a `DistributedDataParallel`, `DataParallel` or
-    `torch.compile` wrapper prefixes every key (`module.`, `_orig_mod.`), so it does not
-    load into the plain model. Save the unwrapped model's state dict
-    (`ddp_model.module`, `compiled._orig_mod`)."""
-
-    code = "PTT013"
-    name = "save-wrapper-state-dict"
-    severity = "info"
-    message = "state dict of a DDP/compile wrapper: its keys carry a `module.`/`_orig_mod.` prefix; save the unwrapped model's"
-    tip = "save-unwrapped-model"
-    VALID = (
-        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-        'ddp_model = DDP(model)\ntorch.save(ddp_model.module.state_dict(), "m.pt")\n',
-    )
-    INVALID = (
-        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-        'ddp_model = DDP(model)\ntorch.save(ddp_model.state_dict(), "m.pt")\n',
-        'import torch\ncompiled = torch.compile(model)\ntorch.save({"model": compiled.state_dict()}, p)\n',
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for call in ctx.calls(*_SAVE):
-            if not call.args:
-                continue
-            for node in ast.walk(call.args[0]):
-                if (
-                    isinstance(node, ast.Call)
-                    and method_name(node) == "state_dict"
-                    and isinstance(receiver(node), ast.Name)
-                    and ctx.assigned_from(receiver(node).id, _WRAPPERS)  # type: ignore[union-attr]
-                ):
-                    yield Report(node)
+def _is_numpy_root(ctx: Context, name: str) -> bool:
+    q = ctx.imports.get(name)
+    if q is not None:
+        return q.split(".")[0] == "numpy"
+    return name == "np" and name not in ctx.assignments
 
 
-def _numpy_derived(ctx: Context, node: ast.AST, depth: int = 0) -> bool:
-    """Whether ``node`` is a NumPy array by construction: a chain rooted at ``numpy``, or at
-    a name that is only ever assigned such chains."""
-    name = root_name(node)
-    if name is None or depth > 3:
+def _numpy_array(ctx: Context, node: ast.AST, depth: int = 0) -> bool:
+    """Whether ``node`` is a NumPy array by construction: ``np.load(...)``,
+    ``rng.integers(0, 9, size=n)``, ``x.astype(...)`` or a slice of such an array, or a
+    name only ever assigned such values. Scalars (``np.random.rand()``) are not arrays."""
+    if depth > 3:
         return False
-    if (ctx.imports.get(name) or "").split(".")[0] == "numpy" or (
-        name == "np" and name not in ctx.imports and name not in ctx.assignments
-    ):
-        # np.float32(...) and friends make scalars, np.random.seed returns None
-        return isinstance(node, ast.Call | ast.Subscript) or (
-            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call)
-        )
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Slice) and _numpy_array(ctx, node.value, depth + 1)
+    if isinstance(node, ast.Name):
+        values = ctx.assignments.get(node.id)
+        return bool(values) and all(_numpy_array(ctx, v, depth + 1) for v in values)
+    if not isinstance(node, ast.Call | ast.Attribute):
+        return False
+    root = root_name(node)
+    if root is None or not (_is_numpy_root(ctx, root) or _numpy_object(ctx, root, depth)):
+        return False
+    chain = node
+    while isinstance(chain, ast.Call | ast.Attribute | ast.Subscript):
+        if isinstance(chain, ast.Call):
+            name = method_name(chain) or (
+                chain.func.id if isinstance(chain.func, ast.Name) else None
+            )
+            q = ctx.qualname(chain.func) or ""
+            if name in _ARRAY_METHODS or kwarg(chain, "size") is not None:
+                return True
+            if q.startswith("numpy.") and q.rsplit(".", 1)[1] in _ARRAY_FUNCS:
+                return True
+            chain = chain.func
+        elif isinstance(chain, ast.Attribute):
+            if chain.attr == "T":
+                return True
+            chain = chain.value
+        else:
+            chain = chain.value
+    return False
+
+
+def _numpy_object(ctx: Context, name: str, depth: int) -> bool:
+    """Whether ``name`` is only ever assigned NumPy objects (``rng = np.random.default_rng()``)."""
     values = ctx.assignments.get(name)
-    return bool(values) and all(_numpy_derived(ctx, v, depth + 1) for v in values)
+    return bool(values) and all(
+        (r := root_name(v)) is not None
+        and (_is_numpy_root(ctx, r) or (depth < 3 and _numpy_object(ctx, r, depth + 1)))
+        for v in values
+    )
 
 
 class TensorFromNumpy(Rule):
@@ -163,11 +121,14 @@ class TensorFromNumpy(Rule):
     code = "PTT014"
     name = "tensor-from-numpy-copy"
     severity = "warning"
-    message = "`torch.tensor(<NumPy array>)` copies the data: use `torch.from_numpy` or `torch.as_tensor`"
+    message = (
+        "`torch.tensor(<NumPy array>)` copies the data: use `torch.from_numpy` or `torch.as_tensor`"
+    )
     tip = "from-numpy-no-copy"
     VALID = (
         "import numpy as np\nimport torch\nx = torch.from_numpy(np.load('x.npy'))\n",
         "import torch\nx = torch.tensor([1.0, 2.0])\ny = torch.tensor(values)\n",
+        "import numpy as np\nimport torch\nnoise = np.random.rand()\nz = torch.tensor(noise)\n",
     )
     INVALID = (
         "import numpy as np\nimport torch\nfeatures = np.load('x.npy').astype(np.float32)\n"
@@ -180,21 +141,49 @@ class TensorFromNumpy(Rule):
     def check(self, ctx: Context) -> Iterator[Report]:
         names = ("torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor")
         for call in ctx.calls(*names):
-            if call.args and _numpy_derived(ctx, call.args[0]):
+            if call.args and _numpy_array(ctx, call.args[0]):
                 yield Report(call)
 
 
 _FACTORIES = {
-    "zeros", "ones", "empty", "full", "eye", "tensor", "arange", "linspace", "logspace",
-    "rand", "randn", "randint", "randperm", "normal",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "eye",
+    "tensor",
+    "arange",
+    "linspace",
+    "logspace",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "normal",
 }
 #: Factories whose values are identical wherever they are made: the fix may move them.
 _EXACT = {"zeros", "ones", "empty", "full", "eye", "tensor"}
 
 
 _DTYPE_NAMES = {
-    "float", "float16", "float32", "float64", "half", "bfloat16", "double", "int", "int8",
-    "int16", "int32", "int64", "long", "uint8", "bool", "short", "complex64", "complex128",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "half",
+    "bfloat16",
+    "double",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "long",
+    "uint8",
+    "bool",
+    "short",
+    "complex64",
+    "complex128",
 }
 
 
@@ -215,15 +204,20 @@ def _device_of(ctx: Context, call: ast.Call) -> tuple[bool, str | None]:
     name = last_name(arg)
     device_like = (
         device_kw is not None
-        or (isinstance(arg, ast.Constant) and isinstance(arg.value, str)
-            and arg.value.split(":")[0] in {"cuda", "cpu", "mps", "xpu", "meta"})
-        or (name is not None and ("device" in name.lower() or name in {"dev", "rank", "local_rank"}))
+        or (
+            isinstance(arg, ast.Constant)
+            and isinstance(arg.value, str)
+            and arg.value.split(":")[0] in {"cuda", "cpu", "mps", "xpu", "meta"}
+        )
+        or (
+            name is not None and ("device" in name.lower() or name in {"dev", "rank", "local_rank"})
+        )
         or (isinstance(arg, ast.Call) and ctx.qualname(arg.func) == "torch.device")
     )
     if not device_like:
         return False, None
     only = len(call.args) + len(call.keywords) == 1
-    return True, (ast.get_source_segment(ctx.source, arg) if only else None)
+    return True, (ctx.segment(arg) if only else None)
 
 
 class FactoryThenMove(Rule):
@@ -413,7 +407,11 @@ class DistributedSamplerSetEpoch(Rule):
         for loader in ctx.calls(*_DATALOADER):
             sampler = getattr(kwarg(loader, "sampler"), "value", None)
             assign = ctx.parent(loader)
-            if isinstance(sampler, ast.Name) and sampler.id in names and isinstance(assign, ast.Assign):
+            if (
+                isinstance(sampler, ast.Name)
+                and sampler.id in names
+                and isinstance(assign, ast.Assign)
+            ):
                 names |= {t.id for t in assign.targets if isinstance(t, ast.Name)}
         for node in [*ctx.by_type[ast.For], *ctx.by_type[ast.comprehension]]:
             it = node.iter  # type: ignore[attr-defined]
@@ -422,38 +420,3 @@ class DistributedSamplerSetEpoch(Rule):
             ):
                 return True
         return False
-
-
-class SaveOnEveryRank(Rule):
-    """In a multi-process job every rank runs the same code: an unguarded `torch.save`
-    makes all of them write the same file at once (wasted I/O, and torn files on shared
-    storage). Save on rank 0 only, then `barrier()` before anyone reads the file."""
-
-    code = "PTT019"
-    name = "save-on-every-rank"
-    severity = "info"
-    message = "`torch.save` runs on every rank: save on rank 0 only"
-    tip = "rank-zero-logging-saving"
-    VALID = (
-        "import torch\nimport torch.distributed as dist\ndist.init_process_group('nccl')\n"
-        "if dist.get_rank() == 0:\n    torch.save(model.state_dict(), 'm.pt')\n",
-        "import torch\nimport torch.distributed as dist\n"
-        "dist.init_process_group('gloo', store=store, rank=0, world_size=1)\n"
-        "torch.save(model.state_dict(), 'm.pt')\n",
-    )
-    INVALID = (
-        "import torch\nimport torch.distributed as dist\n\ndef main():\n"
-        "    dist.init_process_group('nccl')\n    train()\n"
-        "    torch.save(model.state_dict(), 'm.pt')\n\n"
-        "if __name__ == '__main__':\n    main()\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        groups = ctx.calls("torch.distributed.init_process_group")
-        if not groups or all(
-            is_const(getattr(kwarg(g, "world_size"), "value", None), 1) for g in groups
-        ):
-            return
-        for call in ctx.calls(*_SAVE):
-            if ctx.runs_unconditionally(call):
-                yield Report(call)

@@ -16,7 +16,12 @@ from generator.lint.rules.base import Report, Rule
 _TO_HOST = {"item", "tolist", "cpu", "numpy"}
 _CONVERTED = {"item", "tolist", "detach", "numpy"}
 _TENSOR_TESTS = {
-    "torch.isnan", "torch.isinf", "torch.isfinite", "torch.any", "torch.all", "torch.equal",
+    "torch.isnan",
+    "torch.isinf",
+    "torch.isfinite",
+    "torch.any",
+    "torch.all",
+    "torch.equal",
     "torch.allclose",
 }
 
@@ -52,7 +57,9 @@ class ItemEveryStep(Rule):
     code = "PTT020"
     name = "item-every-step"
     severity = "warning"
-    message = "`.item()` on every step waits for the GPU: accumulate on the device, read every N steps"
+    message = (
+        "`.item()` on every step waits for the GPU: accumulate on the device, read every N steps"
+    )
     tip = "avoid-cpu-gpu-syncs"
     VALID = (
         "for step, (x, y) in enumerate(loader):\n    loss = f(x, y)\n    loss.backward()\n"
@@ -70,10 +77,30 @@ class ItemEveryStep(Rule):
                 yield Report(node)
 
 
+def _device_values(ctx: Context, loop: ast.AST) -> set[str]:
+    """Names a training loop binds to values on the device: the loss, model outputs, what
+    it moves with ``.to()``/``.cuda()``, and what it computes from those."""
+    names = ctx.loss_names(loop) | _outputs(ctx, loop)
+    assigns = [n for n in ctx.all_nodes(loop) if isinstance(n, ast.Assign)]
+    for _ in range(3):
+        for node in assigns:
+            if any(
+                (isinstance(x, ast.Name) and x.id in names)
+                or (isinstance(x, ast.Call) and method_name(x) in {"to", "cuda"})
+                for x in ast.walk(node.value)
+            ):
+                for target in node.targets:
+                    elts = target.elts if isinstance(target, ast.Tuple) else [target]
+                    names |= {e.id for e in elts if isinstance(e, ast.Name)}
+    return names
+
+
 class HostCopyEveryStep(Rule):
     """`.cpu()`, `.numpy()` and `.tolist()` copy a tensor to the host and wait for the GPU
     to get there: on every step that serialises the loop. Keep tensors on the device and
-    copy once every N steps (or at the end of the epoch)."""
+    copy once every N steps (or at the end of the epoch). Reported for the loss, model
+    outputs and tensors the loop moved to the device (batches straight from a
+    `DataLoader` are still on the host)."""
 
     code = "PTT021"
     name = "host-copy-every-step"
@@ -83,6 +110,8 @@ class HostCopyEveryStep(Rule):
     VALID = (
         "for x, y in loader:\n    out = model(x)\n    loss = f(out, y)\n    loss.backward()\n"
         "    opt.step()\n    preds.append(out.argmax(1))\nall_preds = torch.cat(preds).cpu()\n",
+        "for x, index in loader:\n    loss = model(x).mean()\n    loss.backward()\n"
+        "    seen.append(index.tolist())\n",
     )
     INVALID = (
         "for x, y in loader:\n    out = model(x)\n    loss = f(out, y)\n    loss.backward()\n"
@@ -91,14 +120,16 @@ class HostCopyEveryStep(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for _, node, _ in _every_step(ctx):
-            if (
-                isinstance(node, ast.Call)
-                and method_name(node) in {"cpu", "tolist", "numpy"}
-                and not node.args
-                and not ctx.name_is_module(receiver(node))  # type: ignore[arg-type]
-            ):
-                yield Report(node)
+        for loop in ctx.training_loops:
+            on_device = _device_values(ctx, loop)
+            for node in ctx.step_nodes(loop):
+                if (
+                    isinstance(node, ast.Call)
+                    and method_name(node) in {"cpu", "tolist", "numpy"}
+                    and not node.args
+                    and root_name(receiver(node)) in on_device  # type: ignore[arg-type]
+                ):
+                    yield Report(node)
 
 
 class PythonScalarEveryStep(Rule):
@@ -110,9 +141,7 @@ class PythonScalarEveryStep(Rule):
     severity = "warning"
     message = "`float()`/`int()` of the loss on every step waits for the GPU: read it every N steps"
     tip = "avoid-cpu-gpu-syncs"
-    VALID = (
-        "for x in data:\n    loss = f(x)\n    loss.backward()\n    n = int(len(x))\n",
-    )
+    VALID = ("for x in data:\n    loss = f(x)\n    loss.backward()\n    n = int(len(x))\n",)
     INVALID = (
         "for x in data:\n    loss = f(x)\n    loss.backward()\n    history.append(float(loss))\n",
     )
@@ -152,8 +181,11 @@ class PrintTensorEveryStep(Rule):
 
     def check(self, ctx: Context) -> Iterator[Report]:
         for _, node, losses in _every_step(ctx):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id == "print"):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "print"
+            ):
                 continue
             values: list[ast.AST] = []
             for arg in node.args:
@@ -200,8 +232,11 @@ class TensorConditionEveryStep(Rule):
         if isinstance(test, ast.BoolOp):
             return any(self._on_tensor(ctx, v, losses) for v in test.values)
         if isinstance(test, ast.Compare):
-            return any(_is_loss_value(v, losses) for v in [test.left, *test.comparators]
-                       if not isinstance(v, ast.Constant | ast.Call))
+            return any(
+                _is_loss_value(v, losses)
+                for v in [test.left, *test.comparators]
+                if not isinstance(v, ast.Constant | ast.Call)
+            )
         if isinstance(test, ast.Call):
             if ctx.qualname(test.func) in _TENSOR_TESTS:
                 return True
@@ -218,7 +253,7 @@ class TensorConditionEveryStep(Rule):
 def _outputs(ctx: Context, loop: ast.AST) -> set[str]:
     """Names a loop assigns from calling a model (``out = model(x)``)."""
     out = set()
-    for node in iter_region(loop.body, conditional=True):  # type: ignore[attr-defined]
+    for node in ctx.all_nodes(loop):
         if (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Call)
@@ -241,15 +276,16 @@ def _feeds_backward(ctx: Context, node: ast.AST, name: str) -> bool:
             receivers += [recv, *n.args] if recv is not None else list(n.args)
     names = {r.id for r in receivers if isinstance(r, ast.Name)}
     values = [
-        n.value for n in iter_region(body, conditional=True)
+        n.value
+        for n in iter_region(body, conditional=True)
         if isinstance(n, ast.Assign | ast.AugAssign)
-        and any(isinstance(t, ast.Name) and t.id in names
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+        and any(
+            isinstance(t, ast.Name) and t.id in names
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        )
     ]
     return any(
-        isinstance(x, ast.Name) and x.id == name
-        for r in [*receivers, *values]
-        for x in ast.walk(r)
+        isinstance(x, ast.Name) and x.id == name for r in [*receivers, *values] for x in ast.walk(r)
     )
 
 
@@ -284,7 +320,7 @@ class LossKeptWithGraph(Rule):
             kept = ctx.loss_names(loop) | _outputs(ctx, loop)
             if not kept:
                 continue
-            for node in iter_region(loop.body, conditional=True):
+            for node in ctx.all_nodes(loop):
                 if (
                     isinstance(node, ast.Call)
                     and method_name(node) == "append"
@@ -308,7 +344,9 @@ class LossKeptWithGraph(Rule):
 
     @staticmethod
     def _terms(node: ast.AST) -> list[ast.AST]:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult | ast.Div):
+        if isinstance(node, ast.BinOp) and isinstance(
+            node.op, ast.Add | ast.Sub | ast.Mult | ast.Div
+        ):
             return [*LossKeptWithGraph._terms(node.left), *LossKeptWithGraph._terms(node.right)]
         return [node]
 
@@ -335,7 +373,8 @@ class EmptyCacheInLoop(Rule):
     def check(self, ctx: Context) -> Iterator[Report]:
         for _, node, _ in _every_step(ctx):
             if isinstance(node, ast.Call) and ctx.qualname(node.func) in {
-                "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"
+                "torch.cuda.empty_cache",
+                "torch.cuda.memory.empty_cache",
             }:
                 yield Report(node)
 
@@ -348,7 +387,9 @@ class MetricItemInEvalLoop(Rule):
     code = "PTT036"
     name = "metric-item-in-eval-loop"
     severity = "warning"
-    message = "metric summed with `.item()` on every evaluation batch: sum on the device, convert once"
+    message = (
+        "metric summed with `.item()` on every evaluation batch: sum on the device, convert once"
+    )
     tip = "track-metrics-on-device"
     VALID = (
         "import torch\n\n@torch.inference_mode()\ndef evaluate(model, loader):\n"

@@ -15,7 +15,9 @@ from generator.lint.analysis import (
 )
 from generator.lint.rules.base import Report, Rule
 
-_CONV = {f"torch.nn.Conv{d}d" for d in (1, 2, 3)} | {f"torch.nn.ConvTranspose{d}d" for d in (1, 2, 3)}
+_CONV = {f"torch.nn.Conv{d}d" for d in (1, 2, 3)} | {
+    f"torch.nn.ConvTranspose{d}d" for d in (1, 2, 3)
+}
 _BN = {f"torch.nn.BatchNorm{d}d" for d in (1, 2, 3)} | {"torch.nn.SyncBatchNorm"}
 _DDP = {
     "torch.nn.parallel.DistributedDataParallel",
@@ -34,7 +36,11 @@ def _is_module_call(ctx: Context, node: ast.AST) -> bool:
 
 
 def _self_attr(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    ):
         return node.attr
     return None
 
@@ -49,7 +55,9 @@ class ModulesInPlainContainer(Rule):
     code = "PTT037"
     name = "modules-in-plain-container"
     severity = "error"
-    message = "modules in a plain list or dict are not registered: use `nn.ModuleList` / `nn.ModuleDict`"
+    message = (
+        "modules in a plain list or dict are not registered: use `nn.ModuleList` / `nn.ModuleDict`"
+    )
     tip = "module-list-not-python-list"
     VALID = (
         "from torch import nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
@@ -236,12 +244,19 @@ class ConvBiasBeforeBatchNorm(Rule):
             for block in [func.body]:
                 for a, b in zip(block, block[1:], strict=False):
                     # x = self.conv(x); x = self.bn(x)
-                    if (isinstance(a, ast.Assign) and isinstance(b, ast.Assign)
-                            and isinstance(a.value, ast.Call) and isinstance(b.value, ast.Call)
-                            and _self_attr(a.value.func) in convs and _self_attr(b.value.func) in bns
-                            and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
-                            and b.value.args and isinstance(b.value.args[0], ast.Name)
-                            and b.value.args[0].id == a.targets[0].id):
+                    if (
+                        isinstance(a, ast.Assign)
+                        and isinstance(b, ast.Assign)
+                        and isinstance(a.value, ast.Call)
+                        and isinstance(b.value, ast.Call)
+                        and _self_attr(a.value.func) in convs
+                        and _self_attr(b.value.func) in bns
+                        and len(a.targets) == 1
+                        and isinstance(a.targets[0], ast.Name)
+                        and b.value.args
+                        and isinstance(b.value.args[0], ast.Name)
+                        and b.value.args[0].id == a.targets[0].id
+                    ):
                         yield Report(convs[_self_attr(a.value.func)])  # type: ignore[index]
 
 
@@ -253,7 +268,9 @@ class InitChildrenOnly(Rule):
     code = "PTT041"
     name = "init-children-only"
     severity = "error"
-    message = "initialisation loop over `.children()` skips nested layers: use `model.apply(init_fn)`"
+    message = (
+        "initialisation loop over `.children()` skips nested layers: use `model.apply(init_fn)`"
+    )
     tip = "weight-init-apply"
     VALID = (
         "from torch import nn\nfor m in model.modules():\n    if isinstance(m, nn.Linear):\n"
@@ -272,211 +289,8 @@ class InitChildrenOnly(Rule):
             if not (isinstance(it, ast.Call) and method_name(it) in {"children", "named_children"}):
                 continue
             if any(
-                isinstance(n, ast.Call) and (ctx.qualname(n.func) or "").startswith("torch.nn.init.")
+                isinstance(n, ast.Call)
+                and (ctx.qualname(n.func) or "").startswith("torch.nn.init.")
                 for n in ast.walk(loop)
             ):
                 yield Report(it)
-
-
-_SAVES_OUTPUT = {
-    "torch.sigmoid", "torch.tanh", "torch.exp", "torch.softmax", "torch.relu",
-    "torch.nn.functional.softmax", "torch.nn.functional.log_softmax", "torch.nn.functional.relu",
-    "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.log_softmax",
-}
-_SAVES_OUTPUT_METHODS = {"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu"}
-_INPLACE = {
-    "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "clamp_min_", "clamp_max_", "masked_fill_",
-    "copy_", "zero_", "fill_", "exp_", "sigmoid_", "tanh_", "relu_", "neg_", "abs_", "sqrt_",
-    "addcmul_", "addcdiv_", "scatter_", "index_fill_",
-}
-
-
-def _saves_output(ctx: Context, value: ast.AST) -> bool:
-    if not isinstance(value, ast.Call):
-        return False
-    q = ctx.qualname(value.func)
-    if q in _SAVES_OUTPUT:
-        return not is_const(getattr(kwarg(value, "inplace"), "value", None), True)
-    return method_name(value) in _SAVES_OUTPUT_METHODS and q is None
-
-
-class InplaceOnSavedOutput(Rule):
-    """`sigmoid`, `tanh`, `exp`, `softmax` and `relu` save their *output* for the backward
-    pass. Modifying that output in place (`g.mul_(...)`, `g += ...`) overwrites what
-    backward needs, and `backward()` fails with "one of the variables needed for gradient
-    computation has been modified by an inplace operation". Use the out-of-place form."""
-
-    code = "PTT042"
-    name = "inplace-on-saved-output"
-    severity = "error"
-    message = "in-place change of an output that autograd saved for backward: use the out-of-place op"
-    tip = "inplace-operations"
-    VALID = (
-        "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
-        "        g = torch.sigmoid(x)\n        out = g * x\n        out += x\n        return out\n",
-    )
-    INVALID = (
-        "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
-        "        g = torch.sigmoid(self.gate(x))\n        g.mul_(self.proj(x))\n        return g\n",
-        "import torch.nn.functional as F\nfrom torch import nn\n\nclass Block(nn.Module):\n"
-        "    def forward(self, x):\n        out = F.relu(self.conv(x))\n        out += x\n        return out\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for func in ctx.functions_named("forward"):
-            yield from self._block(ctx, func.body)
-            for node in ast.walk(func):
-                for name in ("body", "orelse"):
-                    inner = getattr(node, name, None)
-                    if node is not func and isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                        yield from self._block(ctx, inner)
-
-    def _block(self, ctx: Context, block: list[ast.stmt]) -> Iterator[Report]:
-        saved: set[str] = set()
-        for stmt in block:
-            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in saved:
-                yield Report(stmt)
-            elif (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                  and method_name(stmt.value) in _INPLACE
-                  and isinstance(receiver(stmt.value), ast.Name)
-                  and receiver(stmt.value).id in saved):  # type: ignore[union-attr]
-                yield Report(stmt.value)
-            if isinstance(stmt, ast.Assign):
-                names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
-                saved -= names
-                if len(stmt.targets) == 1 and names and _saves_output(ctx, stmt.value):
-                    saved |= names
-
-
-class ManualAttention(Rule):
-    """Hand-written attention (`softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v`) reads and
-    writes the full L x L score matrix several times and keeps it for backward.
-    `F.scaled_dot_product_attention` picks a fused kernel (FlashAttention,
-    memory-efficient, cuDNN) that never materialises it, and supports causal masks with
-    `is_causal=True`."""
-
-    code = "PTT043"
-    name = "manual-attention"
-    severity = "warning"
-    message = "hand-written attention: use `torch.nn.functional.scaled_dot_product_attention`"
-    tip = "sdpa-attention"
-    VALID = (
-        "import torch.nn.functional as F\n\ndef attention(q, k, v):\n"
-        "    return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n",
-        "import math\nimport torch.nn.functional as F\n\ndef attention(q, k, v, flash):\n    if flash:\n"
-        "        return F.scaled_dot_product_attention(q, k, v)\n"
-        "    att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))\n    return att.softmax(-1) @ v\n",
-    )
-    INVALID = (
-        "import math\n\ndef attention(q, k, v):\n    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))\n"
-        "    weights = scores.softmax(dim=-1)\n    return weights @ v\n",
-        "import torch\n\ndef attn(q, k, v):\n    w = torch.softmax(torch.matmul(q, k.transpose(1, 2)), dim=-1)\n"
-        "    return torch.matmul(w, v)\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            for func in ctx.by_type[kind]:
-                nodes = list(ast.walk(func))
-                if any(isinstance(n, ast.Attribute | ast.Name) and
-                       getattr(n, "attr", getattr(n, "id", None)) == "scaled_dot_product_attention"
-                       for n in nodes):
-                    continue
-                if not any(self._scores(ctx, n) for n in nodes):
-                    continue
-                for n in nodes:
-                    if isinstance(n, ast.Call) and (
-                        method_name(n) == "softmax"
-                        or ctx.qualname(n.func) in {"torch.softmax", "torch.nn.functional.softmax"}
-                    ):
-                        yield Report(n)
-                        break
-
-    @staticmethod
-    def _scores(ctx: Context, node: ast.AST) -> bool:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-            right = node.right
-        elif isinstance(node, ast.Call) and ctx.qualname(node.func) in {"torch.matmul", "torch.bmm"} and len(node.args) == 2:
-            right = node.args[1]
-        else:
-            return False
-        return (isinstance(right, ast.Call) and method_name(right) in {"transpose", "permute"}) or (
-            isinstance(right, ast.Attribute) and right.attr in {"mT", "T"}
-        )
-
-
-_LOW = {"torch.float16", "torch.half", "torch.bfloat16"}
-
-
-class HalfModelTraining(Rule):
-    """Casting the model itself to fp16/bf16 (`model.half()`, `model.to(torch.bfloat16)`)
-    puts the weights, the gradients and every optimizer update in low precision: updates
-    smaller than half a unit in the last place are rounded away and those weights stop
-    moving. Keep the weights in float32 and run the forward pass under `torch.autocast`."""
-
-    code = "PTT044"
-    name = "half-model-training"
-    severity = "warning"
-    message = "model cast to fp16/bf16 before training: keep float32 weights and use `torch.autocast`"
-    tip = "autocast-mixed-precision"
-    VALID = (
-        "import torch\nfor x in data:\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
-        "        loss = model(x).sum()\n    loss.backward()\n    optimizer.step()\n"
-        "model.half()\n",
-        "import torch\nx = x.to(torch.bfloat16)\nfor b in data:\n    model(b).sum().backward()\n",
-    )
-    INVALID = (
-        "import torch\nmodel.to(torch.bfloat16)\nfor x in data:\n    model(x).sum().backward()\n"
-        "    optimizer.step()\n",
-        "import torch\nnet = Net().cuda().half()\nfor x in data:\n    net(x).sum().backward()\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        if not ctx.training_loops:
-            return
-        last = max(loop.lineno for loop in ctx.training_loops)
-        for call in ctx.methods("half", "bfloat16", "to"):
-            if call.lineno > last:
-                continue
-            name = method_name(call)
-            if name == "to":
-                arg = call.args[0] if len(call.args) == 1 else getattr(kwarg(call, "dtype"), "value", None)
-                if arg is None or ctx.qualname(arg) not in _LOW:
-                    continue
-            elif call.args or call.keywords:
-                continue
-            recv = receiver(call)
-            while isinstance(recv, ast.Call) and method_name(recv) in {"to", "cuda", "cpu"}:
-                recv = receiver(recv)
-            parent = ctx.parent(call)
-            target = parent.targets[0] if isinstance(parent, ast.Assign) and len(parent.targets) == 1 else None
-            if (recv is not None and (
-                ctx.name_is_module(recv) or (isinstance(recv, ast.Call) and _is_module_call(ctx, recv))
-            )) or (target is not None and ctx.name_is_module(target)):
-                yield Report(call)
-
-
-class CheckpointUseReentrant(Rule):
-    """`torch.utils.checkpoint.checkpoint` without `use_reentrant` warns, and PyTorch
-    has announced it will raise: pass it explicitly. `use_reentrant=False` is the
-    recommended variant (it supports keyword arguments, `torch.autograd.grad` and inputs
-    that do not require grad); the default is still the old reentrant one."""
-
-    code = "PTT045"
-    name = "checkpoint-use-reentrant"
-    severity = "error"
-    message = "activation checkpoint without `use_reentrant`: pass `use_reentrant=False`"
-    tip = "activation-checkpointing"
-    VALID = (
-        "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, use_reentrant=False)\n",
-    )
-    INVALID = (
-        "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x)\n",
-        "import torch\ny = torch.utils.checkpoint.checkpoint_sequential(layers, 2, x)\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        names = ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential")
-        for call in ctx.calls(*names):
-            if kwarg(call, "use_reentrant") is None and not has_star_kwargs(call):
-                yield Report(call)

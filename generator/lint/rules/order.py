@@ -17,6 +17,8 @@ from generator.lint.analysis import (
 from generator.lint.rules.base import Edit, Invalid, Report, Rule, end_of
 
 _CLIP = {
+    "torch.nn.utils.clip_grad_norm",
+    "torch.nn.utils.clip_grad.clip_grad_norm",
     "torch.nn.utils.clip_grad_norm_",
     "torch.nn.utils.clip_grad_value_",
     "torch.nn.utils.clip_grad.clip_grad_norm_",
@@ -82,15 +84,21 @@ class AccumulationNotDivided(Rule):
                     continue
                 for name in ctx.backward_losses(node):
                     values = [
-                        n for n in iter_region(loop.body, conditional=True)  # type: ignore[attr-defined]
-                        if (isinstance(n, ast.Assign) and any(
-                            isinstance(t, ast.Name) and t.id == name for t in n.targets))
-                        or (isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
-                            and n.target.id == name)
+                        n
+                        for n in iter_region(loop.body, conditional=True)  # type: ignore[attr-defined]
+                        if (
+                            isinstance(n, ast.Assign)
+                            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+                        )
+                        or (
+                            isinstance(n, ast.AugAssign)
+                            and isinstance(n.target, ast.Name)
+                            and n.target.id == name
+                        )
                     ]
                     if values and not any(
-                        _divides(v.value) or (isinstance(v, ast.AugAssign)
-                                              and isinstance(v.op, ast.Div))
+                        _divides(v.value)
+                        or (isinstance(v, ast.AugAssign) and isinstance(v.op, ast.Div))
                         for v in values
                     ):
                         yield Report(node)
@@ -138,7 +146,9 @@ class SchedulerBeforeOptimizer(Rule):
     code = "PTT029"
     name = "scheduler-before-optimizer"
     severity = "error"
-    message = "`scheduler.step()` comes before `optimizer.step()`: step the scheduler after the optimizer"
+    message = (
+        "`scheduler.step()` comes before `optimizer.step()`: step the scheduler after the optimizer"
+    )
     tip = "lr-scheduler-order"
     VALID = (
         "for x in data:\n    loss = f(x)\n    loss.backward()\n    optimizer.step()\n"
@@ -157,19 +167,26 @@ class SchedulerBeforeOptimizer(Rule):
             for loop in ctx.by_type[kind]:
                 body = loop.body  # type: ignore[attr-defined]
                 for i, stmt in enumerate(body):
-                    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                            and ctx.is_scheduler_step(stmt.value)):
+                    if not (
+                        isinstance(stmt, ast.Expr)
+                        and isinstance(stmt.value, ast.Call)
+                        and ctx.is_scheduler_step(stmt.value)
+                    ):
                         continue
                     if any(ctx.steps_optimizer(s) for s in body[:i]):
                         break
-                    if any(ctx.steps_optimizer(s) for s in body[i + 1:]):
+                    if any(ctx.steps_optimizer(s) for s in body[i + 1 :]):
                         yield Report(stmt.value)
                     break
 
 
 def _clip_calls(ctx: Context) -> list[ast.Call]:
     out = list(ctx.calls(*_CLIP))
-    out += [c for c in ctx.methods("clip_grad_norm_", "clip_grad_value_") if c not in out]
+    out += [
+        c
+        for c in ctx.methods("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm")
+        if c not in out
+    ]
     return out
 
 
@@ -207,8 +224,11 @@ class ClipAfterStep(Rule):
                             break
                         if node in clips:
                             yield Report(node)
-                if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                        and ctx.is_optimizer_step(stmt.value)):
+                if (
+                    isinstance(stmt, ast.Expr)
+                    and isinstance(stmt.value, ast.Call)
+                    and ctx.is_optimizer_step(stmt.value)
+                ):
                     stepped = True
 
 
@@ -236,7 +256,8 @@ class ClipScaledGradients(Rule):
         if ctx.methods("unscale_"):
             return
         scaled = [
-            c for c in ctx.methods("backward")
+            c
+            for c in ctx.methods("backward")
             if isinstance(receiver(c), ast.Call) and method_name(receiver(c)) == "scale"  # type: ignore[arg-type]
         ]
         for clip in _clip_calls(ctx):
@@ -254,7 +275,9 @@ class ZeroGradSetToNoneFalse(Rule):
     code = "PTT032"
     name = "zero-grad-set-to-none-false"
     severity = "warning"
-    message = "`zero_grad(set_to_none=False)` keeps and zero-fills every gradient: use `zero_grad()`"
+    message = (
+        "`zero_grad(set_to_none=False)` keeps and zero-fills every gradient: use `zero_grad()`"
+    )
     tip = "zero-grad-set-to-none"
     fixable = True
     fix_safety = "safe"
@@ -328,16 +351,20 @@ class DdpAccumulationNoSync(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        if not ctx.calls(*_DDP) or "no_sync" in ctx.source or "require_backward_grad_sync" in ctx.source:
+        if (
+            not ctx.calls(*_DDP)
+            or "no_sync" in ctx.source
+            or "require_backward_grad_sync" in ctx.source
+        ):
             return
         for loop in ctx.training_loops:
-            backwards = [n for n in ctx.step_nodes(loop)
-                         if isinstance(n, ast.Call) and ctx.is_backward(n)]
+            backwards = [
+                n for n in ctx.step_nodes(loop) if isinstance(n, ast.Call) and ctx.is_backward(n)
+            ]
             if not backwards:
                 continue
             if _accumulating_ifs(ctx, loop) or (
-                not any(ctx.steps_optimizer(s) for s in loop.body)
-                and self._steps_after(ctx, loop)
+                not any(ctx.steps_optimizer(s) for s in loop.body) and self._steps_after(ctx, loop)
             ):
                 yield Report(backwards[0])
 
@@ -345,7 +372,7 @@ class DdpAccumulationNoSync(Rule):
     def _steps_after(ctx: Context, loop: ast.AST) -> bool:
         for block in ctx.blocks:
             if loop in block:
-                return any(ctx.steps_optimizer(s) for s in block[block.index(loop) + 1:])
+                return any(ctx.steps_optimizer(s) for s in block[block.index(loop) + 1 :])
         return False
 
 
@@ -382,8 +409,13 @@ class EvalNeverUndone(Rule):
             sites: list[ast.AST] = [call]
             func = ctx.enclosing_function(call)
             if func is not None:
-                sites += [c for c in ctx.by_type[ast.Call] if isinstance(c, ast.Call)
-                          and isinstance(c.func, ast.Name) and c.func.id == func.name]
+                sites += [
+                    c
+                    for c in ctx.by_type[ast.Call]
+                    if isinstance(c, ast.Call)
+                    and isinstance(c.func, ast.Name)
+                    and c.func.id == func.name
+                ]
             if any(self._in_training_loop(ctx, s) for s in sites):
                 yield Report(call)
 

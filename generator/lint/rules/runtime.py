@@ -87,7 +87,9 @@ class DetectAnomalyOn(Rule):
     code = "PTT048"
     name = "detect-anomaly-on"
     severity = "warning"
-    message = "autograd anomaly detection is on for the whole training run: use it only to debug one step"
+    message = (
+        "autograd anomaly detection is on for the whole training run: use it only to debug one step"
+    )
     tip = "disable-debug-apis"
     VALID = (
         "import torch\nwith torch.autograd.detect_anomaly():\n    train_step(bad_batch)\n",
@@ -100,7 +102,10 @@ class DetectAnomalyOn(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        names = ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly")
+        names = (
+            "torch.autograd.set_detect_anomaly",
+            "torch.autograd.anomaly_mode.set_detect_anomaly",
+        )
         for call in ctx.calls(*names):
             if call.args and is_const(call.args[0], True):
                 yield Report(call)
@@ -110,8 +115,11 @@ class DetectAnomalyOn(Rule):
                 expr = item.context_expr
                 if (
                     isinstance(expr, ast.Call)
-                    and ctx.qualname(expr.func) in {"torch.autograd.detect_anomaly",
-                                                    "torch.autograd.anomaly_mode.detect_anomaly"}
+                    and ctx.qualname(expr.func)
+                    in {
+                        "torch.autograd.detect_anomaly",
+                        "torch.autograd.anomaly_mode.detect_anomaly",
+                    }
                     and self._loops_train(ctx, with_.body)
                 ):
                     yield Report(expr)
@@ -138,6 +146,7 @@ class NoGradEvalLoop(Rule):
     VALID = (
         "import torch\n\n@torch.inference_mode()\ndef evaluate(model, loader):\n    model.eval()\n"
         "    return [model(x) for x in loader]\n",
+        "import torch\nmodel.eval()\nwith torch.no_grad():\n    for x in batches:\n        out = model(x)\n",
         "import torch\nwith torch.no_grad():\n    for p, ema_p in zip(model.parameters(), ema.parameters()):\n"
         "        ema_p.mul_(0.99).add_(p, alpha=0.01)\n",
     )
@@ -145,21 +154,26 @@ class NoGradEvalLoop(Rule):
         "import torch\n\n@torch.no_grad()\ndef evaluate(model, loader):\n    model.eval()\n"
         "    total = 0\n    for x, y in loader:\n        total += (model(x).argmax(1) == y).sum()\n"
         "    return total\n",
-        "import torch\nmodel.eval()\nwith torch.no_grad():\n    for x, y in val_loader:\n"
-        "        out = model(x)\n",
+        "import torch\n\ndef validate(model, val_loader):\n    model.eval()\n    with torch.no_grad():\n"
+        "        for x, y in val_loader:\n            out = model(x)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             for func in ctx.by_type[kind]:
                 for deco in func.decorator_list:  # type: ignore[attr-defined]
-                    if self._plain_no_grad(ctx, deco) and self._evaluates(ctx, func.body, func.body):  # type: ignore[attr-defined]
+                    if self._plain_no_grad(ctx, deco) and self._evaluates(
+                        ctx, func.body, func.body
+                    ):  # type: ignore[attr-defined]
                         yield Report(deco)
         for with_ in ctx.by_type[ast.With]:
             assert isinstance(with_, ast.With)
+            func = ctx.enclosing_function(with_)
+            if func is None:
+                continue  # an evaluation function, not a top-level block of a script
             for item in with_.items:
                 if self._plain_no_grad(ctx, item.context_expr) and self._evaluates(
-                    ctx, with_.body, ctx.scope_body(with_)
+                    ctx, with_.body, func.body
                 ):
                     yield Report(item.context_expr)
 
@@ -230,6 +244,8 @@ class TimingWithoutSync(Rule):
         "import time\nimport torch\nx = torch.randn(8, device='cuda')\ntorch.cuda.synchronize()\n"
         "start = time.perf_counter()\ny = x @ x\ntorch.cuda.synchronize()\nms = time.perf_counter() - start\n",
         "import time\nstart = time.time()\nrows = load()\nelapsed = time.time() - start\n",
+        "import time\nimport torch\nparser.add_argument('--device', choices=['cpu', 'cuda'])\n"
+        "start = time.perf_counter()\nbuild_site()\nprint(time.perf_counter() - start)\n",
     )
     INVALID = (
         "import time\nimport torch\na = torch.randn(256, 256, device='cuda')\n"
@@ -237,38 +253,88 @@ class TimingWithoutSync(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        if "cuda" not in ctx.source or ctx.methods("synchronize") or ctx.calls("torch.cuda.synchronize"):
+        clocks = ctx.calls(*_CLOCKS)
+        if (
+            not clocks
+            or not self._uses_cuda(ctx)
+            or ctx.methods("synchronize")
+            or ctx.calls("torch.cuda.synchronize")
+        ):
             return
-        for block in ctx.blocks:
-            starts: dict[str, int] = {}
-            for i, stmt in enumerate(block):
-                for node in ast.walk(stmt):
-                    if (
-                        isinstance(node, ast.BinOp)
-                        and isinstance(node.op, ast.Sub)
-                        and isinstance(node.right, ast.Name)
-                        and node.right.id in starts
-                        and isinstance(node.left, ast.Call)
-                        and ctx.qualname(node.left.func) in _CLOCKS
-                        and self._timed_gpu_work(ctx, block[starts[node.right.id] + 1 : i + 1])
-                    ):
-                        yield Report(node)
-                if (
-                    isinstance(stmt, ast.Assign)
-                    and isinstance(stmt.value, ast.Call)
-                    and ctx.qualname(stmt.value.func) in _CLOCKS
+        stops = [
+            parent
+            for c in clocks
+            if isinstance(parent := ctx.parent(c), ast.BinOp)
+            and isinstance(parent.op, ast.Sub)
+            and parent.left is c
+            and isinstance(parent.right, ast.Name)
+        ]
+        for start in clocks:
+            assign = ctx.parent(start)
+            if not (
+                isinstance(assign, ast.Assign)
+                and len(assign.targets) == 1
+                and isinstance(assign.targets[0], ast.Name)
+            ):
+                continue
+            name = assign.targets[0].id
+            block = next((b for b in ctx.blocks if assign in b), None)
+            if block is None:
+                continue
+            i = block.index(assign)
+            later = {id(stmt): j for j, stmt in enumerate(block) if j > i}
+            for stop in stops:
+                if stop.right.id != name:  # type: ignore[union-attr]
+                    continue
+                j = next((later[id(a)] for a in ctx.ancestors(stop) if id(a) in later), None)
+                if j is not None and self._timed_gpu_work(ctx, block[i + 1 : j + 1]):
+                    yield Report(stop)
+
+    @staticmethod
+    def _uses_cuda(ctx: Context) -> bool:
+        """Whether the file imports torch and puts tensors on a CUDA device (a ``"cuda"``
+        device string, ``torch.device("cuda")`` or ``.cuda()``), if only when one exists."""
+        if not any(q.split(".")[0] == "torch" for q in ctx.imports.values()):
+            return False
+        if ctx.methods("cuda"):
+            return True
+        for const in ctx.by_type[ast.Constant]:
+            if (
+                isinstance(const, ast.Constant)
+                and isinstance(const.value, str)
+                and (const.value == "cuda" or const.value.startswith("cuda:"))
+            ):
+                parent = ctx.parent(const)
+                if isinstance(parent, ast.IfExp | ast.Assign | ast.keyword) or (
+                    isinstance(parent, ast.Call)
+                    and (method_name(parent) == "to" or ctx.qualname(parent.func) == "torch.device")
                 ):
-                    for t in stmt.targets:
-                        if isinstance(t, ast.Name):
-                            starts[t.id] = i
+                    return True
+        return False
 
     @staticmethod
     def _timed_gpu_work(ctx: Context, stmts: list[ast.stmt]) -> bool:
+        """Whether ``stmts`` launch tensor work (a matmul, a ``torch`` function, a model
+        call) and contain nothing that waits for the GPU by itself."""
         if len(stmts) < 2:
             return False
+        work = False
         for node in iter_region(stmts, conditional=True):
             if isinstance(node, ast.For | ast.While) and ctx.trains(node):
                 return False  # a training loop's own pace: steady state, synced by the loop
-            if isinstance(node, ast.Call) and method_name(node) in {"item", "cpu", "tolist", "numpy"}:
+            if isinstance(node, ast.Call) and method_name(node) in {
+                "item",
+                "cpu",
+                "tolist",
+                "numpy",
+            }:
                 return False  # these wait for the GPU themselves
-        return True
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                work = True
+            elif isinstance(node, ast.Call):
+                q = ctx.qualname(node.func) or ""
+                if (
+                    q.startswith("torch.") and not q.startswith("torch.cuda.")
+                ) or ctx.name_is_module(node.func):
+                    work = True
+        return work

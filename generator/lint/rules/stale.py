@@ -34,7 +34,7 @@ class CudaAmpAutocast(Rule):
     code = "PTT001"
     name = "cuda-amp-autocast"
     severity = "error"
-    message = "`torch.cuda.amp.autocast` is deprecated: use `torch.amp.autocast(\"cuda\", ...)`"
+    message = '`torch.cuda.amp.autocast` is deprecated: use `torch.amp.autocast("cuda", ...)`'
     tip = "autocast-mixed-precision"
     fixable = True
     fix_safety = "safe"
@@ -65,16 +65,19 @@ class CudaAmpAutocast(Rule):
         for q in ("torch.cuda.amp.autocast", "torch.cpu.amp.autocast"):
             device = _device(q)
             for call in ctx.calls(q):
-                message = (
-                    f"`{q}` is deprecated: use `torch.amp.autocast(\"{device}\", ...)`"
-                )
+                message = f'`{q}` is deprecated: use `torch.amp.autocast("{device}", ...)`'
                 edits = []
                 if ctx.torch_is("torch") and not has_star_args(call) and len(call.args) <= 3:
                     edits = [replace(call.func, "torch.amp.autocast")]
                     edits.append(
-                        insert(open_paren(ctx.lines, call), f'"{device}", ' if call.args or call.keywords else f'"{device}"')
+                        insert(
+                            open_paren(ctx.lines, call),
+                            f'"{device}", ' if call.args or call.keywords else f'"{device}"',
+                        )
                     )
-                    for arg, name in zip(call.args, ("enabled", "dtype", "cache_enabled"), strict=False):
+                    for arg, name in zip(
+                        call.args, ("enabled", "dtype", "cache_enabled"), strict=False
+                    ):
                         edits.append(insert(start_of(arg), f"{name}="))
                 yield Report(call, edits, message)
 
@@ -87,7 +90,7 @@ class CudaAmpGradScaler(Rule):
     code = "PTT002"
     name = "cuda-amp-grad-scaler"
     severity = "error"
-    message = "`torch.cuda.amp.GradScaler` is deprecated: use `torch.amp.GradScaler(\"cuda\", ...)`"
+    message = '`torch.cuda.amp.GradScaler` is deprecated: use `torch.amp.GradScaler("cuda", ...)`'
     tip = "autocast-mixed-precision"
     fixable = True
     fix_safety = "safe"
@@ -113,9 +116,12 @@ class CudaAmpGradScaler(Rule):
                     has_args = bool(call.args or call.keywords)
                     edits = [
                         replace(call.func, "torch.amp.GradScaler"),
-                        insert(open_paren(ctx.lines, call), f'"{device}", ' if has_args else f'"{device}"'),
+                        insert(
+                            open_paren(ctx.lines, call),
+                            f'"{device}", ' if has_args else f'"{device}"',
+                        ),
                     ]
-                message = f"`{q}` is deprecated: use `torch.amp.GradScaler(\"{device}\", ...)`"
+                message = f'`{q}` is deprecated: use `torch.amp.GradScaler("{device}", ...)`'
                 yield Report(call, edits, message)
 
 
@@ -127,7 +133,7 @@ class CudaAmpCustomFwd(Rule):
     code = "PTT003"
     name = "cuda-amp-custom-fwd"
     severity = "error"
-    message = "`torch.cuda.amp.custom_fwd`/`custom_bwd` are deprecated: use `torch.amp.custom_fwd(device_type=\"cuda\")`"
+    message = '`torch.cuda.amp.custom_fwd`/`custom_bwd` are deprecated: use `torch.amp.custom_fwd(device_type="cuda")`'
     tip = "autocast-decorator-forward"
     fixable = True
     fix_safety = "safe"
@@ -158,7 +164,10 @@ class CudaAmpCustomFwd(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        names = {"torch.cuda.amp.custom_fwd": "custom_fwd", "torch.cuda.amp.custom_bwd": "custom_bwd"}
+        names = {
+            "torch.cuda.amp.custom_fwd": "custom_fwd",
+            "torch.cuda.amp.custom_bwd": "custom_bwd",
+        }
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             for func in ctx.by_type[kind]:
                 for deco in func.decorator_list:  # type: ignore[attr-defined]
@@ -186,7 +195,9 @@ class ResetMaxMemory(Rule):
     code = "PTT004"
     name = "reset-max-memory"
     severity = "error"
-    message = "`reset_max_memory_allocated` is deprecated: use `torch.cuda.reset_peak_memory_stats()`"
+    message = (
+        "`reset_max_memory_allocated` is deprecated: use `torch.cuda.reset_peak_memory_stats()`"
+    )
     tip = "measure-gpu-memory"
     fixable = True
     fix_safety = "safe"
@@ -208,7 +219,11 @@ class ResetMaxMemory(Rule):
                 edits = []
                 if isinstance(call.func, ast.Attribute):
                     edits = [rename_attribute(call.func, "reset_peak_memory_stats")]
-                yield Report(call, edits, f"`{old}` is deprecated: use `torch.cuda.reset_peak_memory_stats()`")
+                yield Report(
+                    call,
+                    edits,
+                    f"`{old}` is deprecated: use `torch.cuda.reset_peak_memory_stats()`",
+                )
 
 
 class MemoryCached(Rule):
@@ -231,10 +246,19 @@ class MemoryCached(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for old, new in (("memory_cached", "memory_reserved"), ("max_memory_cached", "max_memory_reserved")):
+        for old, new in (
+            ("memory_cached", "memory_reserved"),
+            ("max_memory_cached", "max_memory_reserved"),
+        ):
             for call in ctx.calls(f"torch.cuda.{old}", f"torch.cuda.memory.{old}"):
-                edits = [rename_attribute(call.func, new)] if isinstance(call.func, ast.Attribute) else []
-                yield Report(call, edits, f"`torch.cuda.{old}` was renamed: use `torch.cuda.{new}()`")
+                edits = (
+                    [rename_attribute(call.func, new)]
+                    if isinstance(call.func, ast.Attribute)
+                    else []
+                )
+                yield Report(
+                    call, edits, f"`torch.cuda.{old}` was renamed: use `torch.cuda.{new}()`"
+                )
 
 
 class AutogradVariable(Rule):
@@ -275,6 +299,7 @@ class TensorData(Rule):
     VALID = (
         "import torch\nwith torch.no_grad():\n    w -= lr * w.grad\nlast = loss.detach()\n",
         "import torch\nx = dataset.data\nn = len(batch.data)\n",
+        "class Rows:\n    def __init__(self, rows):\n        self.data = rows\n        self.data += [0]\n",
     )
     INVALID = (
         "import torch\nw.data -= lr * w.grad\n",
@@ -294,26 +319,34 @@ class TensorData(Rule):
                 continue
             parent = ctx.parent(node)
             value = node.value
+            if isinstance(value, ast.Name) and value.id in {"self", "cls"}:
+                continue  # a Dataset's own `self.data` attribute, not Tensor.data
             hit = (
-                # x.grad.data
-                isinstance(value, ast.Attribute) and value.attr == "grad"
-            ) or (
-                # w.data -= ... / w.data = ...
-                isinstance(node.ctx, ast.Store)
-                and isinstance(parent, ast.AugAssign | ast.Assign)
-            ) or (
-                # w.data.zero_()
-                isinstance(parent, ast.Attribute)
-                and parent.attr.endswith("_")
-                and not parent.attr.endswith("__")
-                and parent.attr not in _INPLACE_EXEMPT
-                and isinstance(ctx.parent(parent), ast.Call)
-            ) or (
-                # nn.init.xxx_(m.weight.data)
-                isinstance(parent, ast.Call)
-                and node in parent.args
-                and (ctx.qualname(parent.func) or "").startswith("torch.nn.init.")
-            ) or (isinstance(value, ast.Name) and value.id in loss_names)
+                (
+                    # x.grad.data
+                    isinstance(value, ast.Attribute) and value.attr == "grad"
+                )
+                or (
+                    # w.data -= ... / w.data = ...
+                    isinstance(node.ctx, ast.Store)
+                    and isinstance(parent, ast.AugAssign | ast.Assign)
+                )
+                or (
+                    # w.data.zero_()
+                    isinstance(parent, ast.Attribute)
+                    and parent.attr.endswith("_")
+                    and not parent.attr.endswith("__")
+                    and parent.attr not in _INPLACE_EXEMPT
+                    and isinstance(ctx.parent(parent), ast.Call)
+                )
+                or (
+                    # nn.init.xxx_(m.weight.data)
+                    isinstance(parent, ast.Call)
+                    and node in parent.args
+                    and (ctx.qualname(parent.func) or "").startswith("torch.nn.init.")
+                )
+                or (isinstance(value, ast.Name) and value.id in loss_names)
+            )
             if hit:
                 yield Report(node)
 
@@ -339,14 +372,29 @@ class DeprecatedAlias(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for call in ctx.calls("torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm"):
-            edits = [rename_attribute(call.func, "clip_grad_norm_")] if isinstance(call.func, ast.Attribute) else []
+        for call in ctx.calls(
+            "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm"
+        ):
+            edits = (
+                [rename_attribute(call.func, "clip_grad_norm_")]
+                if isinstance(call.func, ast.Attribute)
+                else []
+            )
             yield Report(call, edits)
 
 
 _INIT_ALIASES = (
-    "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
-    "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse",
+    "uniform",
+    "normal",
+    "constant",
+    "eye",
+    "dirac",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "orthogonal",
+    "sparse",
 )
 
 
@@ -373,7 +421,11 @@ class InitWithoutUnderscore(Rule):
     def check(self, ctx: Context) -> Iterator[Report]:
         for old in _INIT_ALIASES:
             for call in ctx.calls(f"torch.nn.init.{old}"):
-                edits = [rename_attribute(call.func, old + "_")] if isinstance(call.func, ast.Attribute) else []
+                edits = (
+                    [rename_attribute(call.func, old + "_")]
+                    if isinstance(call.func, ast.Attribute)
+                    else []
+                )
                 yield Report(call, edits, f"`nn.init.{old}` is deprecated: use `nn.init.{old}_`")
 
 
@@ -385,7 +437,9 @@ class JitScript(Rule):
     code = "PTT010"
     name = "jit-script"
     severity = "error"
-    message = "TorchScript is deprecated: use `torch.compile` to fuse code, `torch.export` to deploy it"
+    message = (
+        "TorchScript is deprecated: use `torch.compile` to fuse code, `torch.export` to deploy it"
+    )
     tip = "torch-compile-fusion"
     VALID = ("import torch\nfused = torch.compile(gelu)\n",)
     INVALID = (
@@ -401,4 +455,3 @@ class JitScript(Rule):
                 for deco in node.decorator_list:  # type: ignore[attr-defined]
                     if not isinstance(deco, ast.Call) and ctx.qualname(deco) in names:
                         yield Report(deco)
-
