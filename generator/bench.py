@@ -1,11 +1,11 @@
 """Measure each tip's claim: the before and the after form, timed with ``torch.utils.benchmark``.
 
-For every tip with a ``bench`` section, :func:`measure_tip` runs ``bench.setup`` once in a
+For every tip with a ``bench`` section, `measure_tip` runs ``bench.setup`` once in a
 fresh namespace, then times ``bench.before`` and ``bench.after`` with
-:class:`torch.utils.benchmark.Timer` (fixed thread count; ``blocked_autorange`` warms up,
+`torch.utils.benchmark.Timer` (fixed thread count; ``blocked_autorange`` warms up,
 picks a block size and, on CUDA, synchronises around every block) in interleaved
 replicates, so a slow drift of the machine hits both forms alike. Statistics and verdicts
-come from :mod:`generator.stats`; the output is a :class:`generator.results.ResultsFile`.
+come from `generator.stats`; the output is a `generator.results.ResultsFile`.
 
 Sizes: a tip measures once per entry of ``bench.sizes.<device>`` (one per regime, e.g.
 ``launch-bound`` and ``compute-bound`` on CUDA); the entry's names are defined in the
@@ -13,13 +13,13 @@ namespace before ``bench.setup`` runs. A bench without sizes for the device runs
 the ``default`` regime.
 
 The namespace is the ``__dict__`` of a real module, registered in ``sys.modules`` as
-:data:`NAMESPACE_MODULE` while the tip is measured, so code that imports the module of a
+`NAMESPACE_MODULE` while the tip is measured, so code that imports the module of a
 function defined in ``setup`` (``torch.compile`` does, when it inlines one) finds it.
 
-Memory comes second: :func:`run` times every tip first, then evaluates the ``bench.memory``
+Memory comes second: `run` times every tip first, then evaluates the ``bench.memory``
 expressions of each tip in a fresh setup namespace. Bench code can call three helpers:
-:func:`tensor_bytes`, :func:`saved_tensor_bytes` and ``peak_bytes`` (see
-:func:`make_peak_bytes`); ``device`` is predefined. Each tip runs in the benchmark's own
+`tensor_bytes`, `saved_tensor_bytes` and ``peak_bytes`` (see
+`make_peak_bytes`); ``device`` is predefined. Each tip runs in the benchmark's own
 process; the global switches it may flip (grad mode, anomaly detection, matmul precision,
 thread count, ...) are restored afterwards.
 
@@ -288,7 +288,7 @@ def environment(device: str, num_threads: int) -> Environment:
     """Describe this machine and its software for a results file.
 
     On CUDA: the current GPU's name, compute capability and memory, the number of GPUs,
-    the driver (see :func:`gpu_driver`), and the CUDA and cuDNN versions torch was built with.
+    the driver (see `gpu_driver`), and the CUDA and cuDNN versions torch was built with.
     """
     import torch
 
@@ -389,7 +389,7 @@ def _restored_torch_state():  # noqa: ANN202
 @contextmanager
 def bench_namespace(device: str, size: BenchSize | None = None) -> Iterator[dict[str, Any]]:
     """A fresh namespace for a tip's bench code, registered as the module
-    :data:`NAMESPACE_MODULE` until the block ends.
+    `NAMESPACE_MODULE` until the block ends.
 
     It holds ``torch``, ``device``, the helpers (``tensor_bytes``, ``saved_tensor_bytes``,
     ``peak_bytes``) and the names of ``size``. Being a real module lets ``torch.compile``
@@ -625,7 +625,7 @@ def run(
     save: Callable[[ResultsFile], None] | None = None,
 ) -> ResultsFile:
     """Measure ``tips`` (all of which must have a bench section measurable on ``device``),
-    each once per size entry of the device (see :func:`size_entries`).
+    each once per size entry of the device (see `size_entries`).
 
     Args:
         tips: the tips to measure.
@@ -635,9 +635,9 @@ def run(
             ``torch.utils.benchmark.Timer``: comparisons stay stable on a busy machine).
         replicates: interleaved replicates per form (default 5 with ``quick``, else 7).
         progress: show a progress bar on stderr.
-        env: the environment to record (default: :func:`environment` of this machine).
+        env: the environment to record (default: `environment` of this machine).
         save: called with the results so far after each tip is timed and after each tip's
-            memory is measured (e.g. :class:`generator.results.ResultsWriter`), so an
+            memory is measured (e.g. `generator.results.ResultsWriter`), so an
             interrupted run keeps what it measured.
 
     Raises:

@@ -1,6 +1,6 @@
 """Run a tip's snippet and then its checks in one namespace, in a fresh Python process.
 
-The test suite and ``python -m generator run`` both go through :func:`run_variant`, so
+The test suite and ``python -m generator run`` both go through `run_variant`, so
 what a contributor runs by hand is exactly what CI runs. The child process reads a JSON
 payload on stdin and imports nothing but the snippet's own imports.
 """

@@ -1,24 +1,31 @@
-"""MkDocs hooks: render the pages from tips/ before each build and localise the navigation.
+"""MkDocs hooks: render the pages from tips/ before each build, localise the navigation,
+join Chinese line breaks, and index the built site for search.
 
 Registered in mkdocs.yml under ``hooks:``. A plain ``mkdocs build`` or ``mkdocs serve``
-straight after a clone therefore always shows the records as they are.
+straight after a clone therefore always shows the records as they are, with a fresh
+search index (Pagefind, see `generator.sitesearch`).
 """
 
 from __future__ import annotations
 
 import logging
+import re
+from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.nav import Section
 
-from generator import paths
+from generator import cjk, paths, sitesearch, ui
 from generator.compose import expand_placeholders, tips_by_feature
 from generator.errors import InvalidRecords, UserError
-from generator.generated import write_atomic
+from generator.generated import write_atomic, write_managed
 from generator.glossary import load_glossary, page_markdown
 from generator.lint.docs import page_markdown as lint_page
+from generator.problems import load_entry_points
+from generator.problems import page_files as entry_point_pages
 from generator.records import load_tips
+from generator.render import render
 from generator.site import nav, write_pages
 from generator.taxonomy import CATEGORIES
 
@@ -26,10 +33,14 @@ log = logging.getLogger("mkdocs.hooks.generator")
 
 #: Section titles of the navigation in Chinese (pages take their titles from their H1).
 _ZH_SECTIONS = {label.en: label.zh for label in CATEGORIES.values()}
-_ZH_SECTIONS |= {"Tips": "技巧", "Reference": "参考"}
+_ZH_SECTIONS |= {"Tips": "技巧", "Problems": "按问题查找", "Contributing": "参与贡献"}
 
 #: Computed once per build in on_config, used by the page hooks.
-_state: dict[str, dict[str, list[str]]] = {}
+_state: dict[str, object] = {}
+
+#: Markers of the hand-written pages, replaced with generated Markdown (see on_page_markdown).
+_TIP_COUNT = "<!-- tip-count -->"
+_PROBLEM_CARDS = "<!-- problem-cards -->"
 
 
 @event_priority(100)
@@ -53,22 +64,107 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
             content = render_page(lang)
             if not path.exists() or path.read_text(encoding="utf-8") != content:
                 write_atomic(path, content)
+    try:
+        entry_points = load_entry_points(frozenset(str(t.id) for t in tips))
+    except InvalidRecords as err:
+        for problem in err.problems:
+            log.error("%s", problem)
+        raise PluginError(f"{err}: run `python -m generator validate`") from None
+    by_id = {str(t.id): t for t in tips}
+    entry_files = entry_point_pages(entry_points, by_id, ui.labels())
+    write_managed(entry_files, [paths.DOCS / "problems"])
     pages = nav(tips)
     pages.insert(pages.index("coverage.md") + 1, "glossary.md")
     pages.insert(pages.index("composer.md") + 1, "lint.md")
+    problem_pages = [f"problems/{slug}.md" for slug in entry_points.problems]
+    pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [
+        {"Problems": [*problem_pages, "checklist.md"]}
+    ]
     config["nav"] = pages
     _state["cites"] = tips_by_feature(tips)
+    _state["tips"] = by_id
+    _state["entry_points"] = entry_points
+    _state["keywords"] = {lang: entry_points.keywords_by_tip(lang) for lang in ("en", "zh")}
+    if not _nested(config):
+        _state["words"] = {"zh": set()}  # filled page by page, written with the search index
     return config
 
 
+def _nested(config) -> bool:  # noqa: ANN001
+    """Whether this is a language build that mkdocs-static-i18n runs inside the main one."""
+    i18n = config.plugins.get("i18n")
+    return bool(i18n is not None and getattr(i18n, "building", False))
+
+
+def _lang(config) -> str:  # noqa: ANN001
+    """The language being built (mkdocs-static-i18n builds English, then Chinese)."""
+    i18n = config.plugins.get("i18n")
+    return str(getattr(i18n, "current_language", None) or "en")
+
+
+def on_env(env, config, files):  # noqa: ANN001, ANN201
+    """Give the theme overrides (overrides/) the site's UI labels, as ``ui_labels``."""
+    env.globals["ui_labels"] = ui.labels()
+    return env
+
+
 def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
-    """Expand ``<!-- compose: FLAGS -->`` lines into the script the composer writes today."""
+    """Expand the markers of hand-written pages: ``<!-- compose: FLAGS -->`` into the script
+    the composer writes today, ``<!-- tip-count -->`` into the number of tips and
+    ``<!-- problem-cards -->`` into the home page's cards, one per problem."""
+    if _TIP_COUNT in markdown:
+        markdown = markdown.replace(_TIP_COUNT, str(len(_state.get("tips", {}))))
+    if _PROBLEM_CARDS in markdown:
+        entry_points = _state["entry_points"]
+        cards = render(
+            "site/home_problems.md.j2",
+            problems=entry_points.problems,
+            checklist=entry_points.checklist,
+            lang=_lang(config),
+            L=ui.labels()[_lang(config)],
+        )
+        markdown = markdown.replace(_PROBLEM_CARDS, cards)
     if "<!-- compose:" not in markdown:
         return markdown
     try:
         return expand_placeholders(markdown, _state.get("cites", {}))
     except UserError as err:
         raise PluginError(f"{page.file.src_path}: {err}") from None
+
+
+def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
+    """Join Chinese line breaks, then mark the page up for the search index."""
+    lang = _lang(config)
+    html = cjk.join_lines(html)
+    src = page.file.src_uri
+    match = re.fullmatch(r"tips/([^/]+?)(?:\.zh)?\.md", src)
+    tip = _state.get("tips", {}).get(match.group(1)) if match else None
+    if tip is None:
+        marked = sitesearch.mark_page(html, src, lang)
+    else:
+        keywords = _state["keywords"][lang].get(str(tip.id), [])
+        marked = sitesearch.mark_page(
+            html,
+            src,
+            lang,
+            summary=tip.summary.get(lang),
+            keywords=sitesearch.tip_keywords(tip, lang, keywords),
+            tip_id=str(tip.id),
+        )
+    if lang == "zh" and sitesearch.page_kind(src):
+        _state.setdefault("words", {"zh": set()})["zh"] |= sitesearch.chinese_words(marked)
+    return marked
+
+
+@event_priority(-200)  # after mkdocs-static-i18n (priority -100) has built every language
+def on_post_build(config):  # noqa: ANN001, ANN201
+    """Index the whole built site (both languages) for search, once per build."""
+    if _nested(config):
+        return  # a language build nested in the main one: the main build indexes everything
+    try:
+        sitesearch.build_index(Path(config["site_dir"]), _state.get("words"))
+    except UserError as err:
+        raise PluginError(str(err)) from None
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (priority -100) has built the language's nav

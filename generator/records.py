@@ -52,7 +52,7 @@ def discover(targets: Sequence[Path] | None = None) -> tuple[list[Path], list[Pr
     """Expand files and folders into the record files to validate.
 
     Folders are searched recursively; names starting with ``_`` or ``.`` and
-    :data:`NOT_RECORDS` are skipped. Any other file that is not ``.yaml`` is a problem, so a
+    `NOT_RECORDS` are skipped. Any other file that is not ``.yaml`` is a problem, so a
     misnamed record (``.yml``, ``.txt``) is never silently ignored.
     """
     files: list[Path] = []

@@ -1,7 +1,7 @@
 """Benchmark results files: ``benchmarks/results/<device>.json``, one per device class.
 
-A results file says where and when it was measured (:class:`Environment`), how
-(:class:`Settings`) and, per tip and per regime, the sizes used and the times and bytes of
+A results file says where and when it was measured (`Environment`), how
+(`Settings`) and, per tip and per regime, the sizes used and the times and bytes of
 both forms with the ratio, its interval and the verdict::
 
     {"schema_version": 2, "device": "cuda", "environment": {...}, "settings": {...},
@@ -215,10 +215,10 @@ def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read_results(path: Path) -> ResultsFile:
-    """Read and validate a results file (an older format is upgraded, see :func:`upgrade`).
+    """Read and validate a results file (an older format is upgraded, see `upgrade`).
 
     Raises:
-        UserError: the file is not valid JSON or does not match :class:`ResultsFile`.
+        UserError: the file is not valid JSON or does not match `ResultsFile`.
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -324,7 +324,7 @@ class ResultsWriter:
 
     While a run over every tip (``replace``) is under way, the tips it has not reached yet
     keep their previous results when the file comes from the same machine and settings;
-    the finished run replaces the whole file (see :meth:`finish`).
+    the finished run replaces the whole file (see `finish`).
     """
 
     def __init__(self, path: Path, old: ResultsFile | None, replace: bool) -> None:

@@ -171,8 +171,8 @@ def nav(tips: Sequence[Tip]) -> list[object]:
         "coverage.md",
         "benchmarks.md",
         "composer.md",
-        "contributing.md",
-        {"Reference": ["reference/api.md"]},
+        # The Python API is for contributors: it sits under Contributing, not beside the tips.
+        {"Contributing": ["contributing.md", "reference/api.md"]},
     ]
 
 

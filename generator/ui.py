@@ -59,5 +59,5 @@ def read_labels(path: Path) -> dict[str, dict[str, str]]:
 
 @cache
 def labels() -> dict[str, dict[str, str]]:
-    """The site's labels by language, read from :data:`UI_FILE` once."""
+    """The site's labels by language, read from `UI_FILE` once."""
     return read_labels(UI_FILE)

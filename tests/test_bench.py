@@ -213,7 +213,8 @@ def _tip_result(
 def _bench_tip(**bench: object) -> Tip:
     data = example_record()
     data["bench"] = {
-        "setup": "x = torch.ones(4)",
+        "sizes": {"cpu": [{"values": {"n": 4}}], "cuda": [{"values": {"n": 4}}]},
+        "setup": "x = torch.ones(n)",
         "before": "x + 1",
         "after": "x.add_(1)",
         "reported": [
@@ -307,7 +308,12 @@ def test_every_cpu_measurable_tip_has_a_cpu_result() -> None:
 )
 def test_bench_section_rules(tmp_path: Path, bench: dict, reason: str) -> None:
     data = example_record()
-    data["bench"] = {"setup": "x = 1", "before": "x + 1", "after": "x + 2"} | bench
+    data["bench"] = {
+        "sizes": {"cpu": [{"values": {"n": 1}}], "cuda": [{"values": {"n": 1}}]},
+        "setup": "x = n",
+        "before": "x + 1",
+        "after": "x + 2",
+    } | bench
     data["bench"] = {k: v for k, v in data["bench"].items() if v is not None}
     path = write_record(tmp_path, "bench-rule.yaml", data)
     _, problems = validate([path])
@@ -322,7 +328,12 @@ def test_a_cpu_measured_bench_needs_a_cpu_tip(tmp_path: Path) -> None:
         "helps_on": ["cuda"],
         "notes": {"en": "GPU only.", "zh": "仅 GPU。"},
     }
-    data["bench"] = {"setup": "x = 1", "before": "x + 1", "after": "x + 2"}
+    data["bench"] = {
+        "sizes": {"cpu": [{"values": {"n": 1}}], "cuda": [{"values": {"n": 1}}]},
+        "setup": "x = n",
+        "before": "x + 1",
+        "after": "x + 2",
+    }
     path = write_record(tmp_path, "gpu-tip.yaml", data)
     _, problems = validate([path])
     assert any("list cpu in bench.not_measurable" in p.reason for p in problems), problems
@@ -679,10 +690,10 @@ def test_each_regime_is_measured_with_its_sizes_defined_before_setup(tmp_path: P
         assert res.sizes == {"n": n}
         assert res.memory is not None and res.memory.before_bytes == 4 * n
         assert res.code == code_hash(tip, "cpu")
-    # Without sizes the tip runs once, as before, as the default regime.
+    # One unnamed size: the tip runs once, as the default regime.
     plain = bench.run([_bench_tip()], "cpu", quick=True, replicates=2, progress=False)
     assert list(plain.results["synthetic-tip"]) == ["default"]
-    assert plain.results["synthetic-tip"]["default"].sizes == {}  # type: ignore[index]
+    assert plain.results["synthetic-tip"]["default"].sizes == {"n": 4}  # type: ignore[index]
 
 
 def test_the_bench_namespace_is_an_importable_module_that_torch_compile_can_use() -> None:
