@@ -78,10 +78,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from generator.records import load_tips
-    from generator.search import search
+    from generator.search import detect_lang, problem_keywords, search
 
     query = " ".join(args.query)
-    hits = search(load_tips(), query, lang=args.lang, limit=args.limit)
+    tips = load_tips()
+    lang = detect_lang(query) if args.lang == "auto" else args.lang
+    hits = search(tips, query, lang=lang, limit=args.limit, keywords=problem_keywords(tips, lang))
     if args.json:
         _print(json.dumps([h.__dict__ for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1

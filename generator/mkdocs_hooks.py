@@ -45,6 +45,11 @@ _PROBLEM_CARDS = "<!-- problem-cards -->"
 
 @event_priority(100)
 def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
+    if _nested(config) and "nav" in _state:
+        # mkdocs-static-i18n builds the Chinese pages inside the main build, with the same
+        # config: the pages are written and the state computed already, by the main build.
+        config["nav"] = _state["nav"]
+        return config
     try:
         tips = load_tips()
     except InvalidRecords as err:
@@ -81,12 +86,11 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
         {"Problems": [*problem_pages, "checklist.md"]}
     ]
     config["nav"] = pages
+    _state["nav"] = pages
     _state["cites"] = tips_by_feature(tips)
     _state["tips"] = by_id
     _state["entry_points"] = entry_points
     _state["keywords"] = {lang: entry_points.keywords_by_tip(lang) for lang in ("en", "zh")}
-    if not _nested(config):
-        _state["words"] = {"zh": set()}  # filled page by page, written with the search index
     return config
 
 
@@ -151,8 +155,6 @@ def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
             keywords=sitesearch.tip_keywords(tip, lang, keywords),
             tip_id=str(tip.id),
         )
-    if lang == "zh" and sitesearch.page_kind(src):
-        _state.setdefault("words", {"zh": set()})["zh"] |= sitesearch.chinese_words(marked)
     return marked
 
 
@@ -162,7 +164,7 @@ def on_post_build(config):  # noqa: ANN001, ANN201
     if _nested(config):
         return  # a language build nested in the main one: the main build indexes everything
     try:
-        sitesearch.build_index(Path(config["site_dir"]), _state.get("words"))
+        sitesearch.build_index(Path(config["site_dir"]))
     except UserError as err:
         raise PluginError(str(err)) from None
 

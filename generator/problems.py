@@ -47,6 +47,10 @@ class Entry(Strict):
     """One problem and the tips that address it, in reading order."""
 
     title: Text = Field(description="The problem as the user would put it (page title, card).")
+    icon: str = Field(
+        pattern=r"^[a-z0-9-]+$",
+        description="Material Design icon of the home page card, such as `memory`.",
+    )
     intro: Text = Field(description="One or two sentences: what to do first, shown on the page.")
     keywords: Keywords = Field(
         description="What users search for with this problem; every listed tip is found by them."

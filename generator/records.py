@@ -258,6 +258,13 @@ def _lint_problems(loaded: dict[Path, tuple[Tip, Document]], whole_corpus: bool)
     return problems
 
 
+def _entry_point_problems(known: set[str]) -> list[Problem]:
+    """Unknown tip ids (and glossary variants) in tips/_problems.yaml and tips/_checklist.yaml."""
+    from generator import problems
+
+    return problems.check_entry_points(known, problems.PROBLEMS_FILE, problems.CHECKLIST_FILE)[1]
+
+
 def validate(targets: Sequence[Path] | None = None) -> tuple[list[Tip], list[Problem]]:
     """Validate record files and folders (default: all of ``tips/``).
 
@@ -276,6 +283,8 @@ def validate(targets: Sequence[Path] | None = None) -> tuple[list[Tip], list[Pro
         known |= {p.stem for p in discover([paths.TIPS])[0]}
     problems.extend(_cross_problems(loaded, known))
     problems.extend(_lint_problems(loaded, whole_corpus=not targets))
+    if not targets:
+        problems.extend(_entry_point_problems(known))
     tips = sorted((t for t, _ in loaded.values()), key=lambda t: t.id or "")
     return tips, sorted(set(problems))
 

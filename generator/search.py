@@ -1,7 +1,8 @@
 """Ranked full-text search over the tips, in English and Chinese.
 
 Ranking is SQLite FTS5's BM25 (from the standard library), with titles weighted above
-summaries, tags, code and prose. English text goes through the Porter stemmer and keeps
+summaries, tags, code and prose. Like the site's search, the tags column also holds the
+names and search words of the problems that list a tip (``tips/_problems.yaml``). English text goes through the Porter stemmer and keeps
 ``_`` inside tokens, so ``no_grad`` and ``set_to_none`` match as API names. Chinese text has
 no spaces between words, so it is segmented with jieba before indexing, and so is the query.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from generator.schema import Tip
@@ -49,7 +50,7 @@ def _segment(text: str) -> str:
     return " ".join(tok for tok in jieba.cut_for_search(text) if tok.strip())
 
 
-def _row(tip: Tip, lang: str) -> tuple[str, ...]:
+def _row(tip: Tip, lang: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
     prose = [tip.rationale.get(lang), *(c.get(lang) for c in tip.caveats)]
     for variant in tip.variants().values():
         if variant.explain:
@@ -60,6 +61,7 @@ def _row(tip: Tip, lang: str) -> tuple[str, ...]:
         prose.append(tip.no_code.get(lang))
     tags = [t for tag in tip.tags for t in (tag, TAGS[tag].en, TAGS[tag].get(lang))]
     tags += [tip.category, CATEGORIES[tip.category].get(lang)]
+    tags += extra  # the problems that list the tip, as on the site (generator/sitesearch.py)
     code = "\n".join(v.code for v in tip.variants().values())
     fields = (
         (tip.id or "").replace("-", " "),
@@ -70,6 +72,19 @@ def _row(tip: Tip, lang: str) -> tuple[str, ...]:
         "\n".join(prose),
     )
     return tuple(_segment(f) if lang == "zh" else f for f in fields)
+
+
+def problem_keywords(tips: Sequence[Tip], lang: str) -> dict[str, list[str]]:
+    """For each tip id, the names and search words of the problems that list it (empty when
+    ``tips/_problems.yaml`` does not load: search still works)."""
+    from generator.errors import InvalidRecords
+    from generator.problems import load_entry_points
+
+    try:
+        entry_points = load_entry_points(frozenset(str(t.id) for t in tips))
+    except InvalidRecords:
+        return {}
+    return entry_points.keywords_by_tip(lang)
 
 
 def _terms(query: str, lang: str) -> list[str]:
@@ -85,8 +100,12 @@ def _fts_queries(terms: list[str]) -> list[str]:
     return [f"id : ^{phrase}", f"title : {phrase}", " AND ".join(quoted), " OR ".join(quoted)]
 
 
-def build_index(tips: Sequence[Tip], lang: str) -> sqlite3.Connection:
-    """An in-memory FTS5 index of ``tips`` in ``lang``."""
+def build_index(
+    tips: Sequence[Tip], lang: str, keywords: Mapping[str, Sequence[str]] | None = None
+) -> sqlite3.Connection:
+    """An in-memory FTS5 index of ``tips`` in ``lang`` (``keywords``: more words to find
+    each tip by, by tip id, such as the problems that list it)."""
+    keywords = keywords or {}
     db = sqlite3.connect(":memory:")
     db.execute(
         f"CREATE VIRTUAL TABLE tips USING fts5({', '.join(_COLUMNS)}, "
@@ -94,13 +113,20 @@ def build_index(tips: Sequence[Tip], lang: str) -> sqlite3.Connection:
     )
     db.executemany(
         f"INSERT INTO tips VALUES ({', '.join('?' * len(_COLUMNS))})",
-        [_row(t, lang) for t in tips],
+        [_row(t, lang, keywords.get(str(t.id), ())) for t in tips],
     )
     return db
 
 
-def search(tips: Sequence[Tip], query: str, lang: str = "auto", limit: int = 10) -> list[Hit]:
-    """Rank ``tips`` for ``query``; best first, at most ``limit``.
+def search(
+    tips: Sequence[Tip],
+    query: str,
+    lang: str = "auto",
+    limit: int = 10,
+    keywords: Mapping[str, Sequence[str]] | None = None,
+) -> list[Hit]:
+    """Rank ``tips`` for ``query``; best first, at most ``limit`` (``keywords``: see
+    `build_index`; `problem_keywords` gives those the site uses).
 
     A tip whose id starts with the query comes first, then tips whose title holds it as a
     phrase, then tips containing every word, then tips containing any word, so a long
@@ -110,7 +136,7 @@ def search(tips: Sequence[Tip], query: str, lang: str = "auto", limit: int = 10)
     terms = _terms(query, lang)
     if not terms:
         return []
-    db = build_index(tips, lang)
+    db = build_index(tips, lang, keywords)
     weights = ", ".join(str(w) for w in _WEIGHTS)
     ranked: dict[int, float] = {}
     for match in _fts_queries(terms):

@@ -23,11 +23,11 @@ indexes never mix.
 
 Chinese: Pagefind segments a Chinese page with jieba when indexing, but a query with the
 browser's ``Intl.Segmenter``, which splits words its dictionary lacks (显存, 加载, 计时) into
-single characters that then match nothing (Pagefind issue #1237). So the Chinese bundle also
-ships the site's own words (``zh/pagefind/words.json``, jieba's segmentation of the indexed
-pages): the search box segments a query with them, the way the index was segmented, and
-hands Pagefind words it will find. Characters outside those words are searched one by one;
-each Chinese page indexes its characters one by one too, in a hidden block.
+single characters that then match nothing (Pagefind issue #1237). Each Chinese page therefore
+also indexes its Chinese characters one by one, in a hidden block, so that both segmentations
+find it. (Segmenting queries with the index's own words instead, and keeping Pagefind from
+re-segmenting them, ranked no better on the query set of ``tests/search_queries.yaml`` and
+cost two seconds of jieba per build.)
 
 API names: Pagefind indexes ``torch.no_grad()`` as one word, ``torchno_grad``, which a search
 for ``no_grad`` does not find. Each page therefore also indexes the parts of its dotted names
@@ -37,8 +37,6 @@ for ``no_grad`` does not find. Each page therefore also indexes the parts of its
 from __future__ import annotations
 
 import html as html_lib
-import json
-import logging
 import re
 import subprocess
 import sys
@@ -65,9 +63,6 @@ EXCLUDE_SELECTORS = (".headerlink",)
 
 #: The folder of each language's pages in the built site; each gets its own bundle.
 LANGUAGE_DIRS = {"en": "", "zh": "zh"}
-
-#: The Chinese words the search box segments queries with, inside the Chinese bundle.
-WORDS_FILE = "pagefind/words.json"
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _H2 = re.compile(r'(?=<h2 id="([^"]+)")')
@@ -126,21 +121,6 @@ def dotted_parts(html: str) -> str:
     return " ".join(
         part for name in _DOTTED.findall(_text(html, code=True)) for part in name.split(".")
     )
-
-
-def chinese_words(html: str) -> set[str]:
-    """The Chinese words of ``html`` as the index has them (jieba's search segmentation,
-    without its HMM, as Pagefind's segmenter), two characters or more."""
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    text = _text(html)
-    return {
-        word
-        for run in re.findall(f"{_CJK.pattern}+", text)
-        for word in jieba.cut_for_search(run, HMM=False)
-        if len(word) > 1
-    }
 
 
 def mark_page(
@@ -221,25 +201,17 @@ def indexed_glob() -> str:
     return "{" + ",".join(names) + "}/**/*.html"
 
 
-def build_index(site_dir: Path, words: dict[str, set[str]] | None = None) -> None:
+def build_index(site_dir: Path) -> None:
     """Index the built site at ``site_dir`` with Pagefind: one bundle per language
-    (``pagefind/``, ``zh/pagefind/``), then the Chinese words file of `WORDS_FILE`.
-
-    Args:
-        site_dir: the built site.
-        words: per language, the words the search box segments queries with
-            (`chinese_words` of every indexed page); none for English.
+    (``pagefind/``, ``zh/pagefind/``), each holding only that language's pages.
 
     Raises:
         UserError: Pagefind is not installed, or it failed.
     """
-    for lang, folder in LANGUAGE_DIRS.items():
+    for folder in LANGUAGE_DIRS.values():
         root = site_dir / folder if folder else site_dir
         if root.is_dir():
             _pagefind(root)
-            if words and words.get(lang):
-                text = json.dumps(sorted(words[lang]), ensure_ascii=False, separators=(",", ":"))
-                (root / WORDS_FILE).write_text(text, encoding="utf-8")
 
 
 def _pagefind(root: Path) -> None:

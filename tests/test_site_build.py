@@ -1,4 +1,6 @@
-"""The static site: strict build, both languages, every tip page, segmented Chinese search."""
+"""The static site: strict build, both languages, every tip page, one search index per
+language, no line break between Chinese characters, the home page's entry points, the
+footer's licence and install line, and a Python API page without raw Sphinx roles."""
 
 from __future__ import annotations
 
@@ -32,15 +34,116 @@ def test_snippet_downloads_resolve(built_site: Path) -> None:
             )
 
 
-def test_chinese_search_index_is_segmented(built_site: Path) -> None:
-    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
-    assert "\\u200b" in index["config"]["separator"]
-    zh_docs = [d for d in index["docs"] if d["location"].startswith("zh/tips/")]
-    assert zh_docs
-    segmented = [
-        d for d in zh_docs if re.search(r"[\u4e00-\u9fff]\u200b[\u4e00-\u9fff]", d["text"])
-    ]
-    assert len(segmented) >= len(zh_docs) // 2
+def test_search_has_one_index_per_language_holding_the_tips(built_site: Path) -> None:
+    from generator.problems import load_entry_points
+    from generator.sitesearch import GUIDE_PAGES
+
+    problems = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems
+    pages = len(TIPS) + len(problems) + len(GUIDE_PAGES)  # tips, problem pages, guides
+    for lang, bundle in (("en", built_site / "pagefind"), ("zh", built_site / "zh" / "pagefind")):
+        entry = json.loads((bundle / "pagefind-entry.json").read_text(encoding="utf-8"))
+        assert list(entry["languages"]) == [lang], entry["languages"]
+        assert entry["languages"][lang]["page_count"] == pages
+    assert not (built_site / "search" / "search_index.json").exists()  # no second engine
+    tip = (built_site / "zh" / "tips" / "gradient-accumulation" / "index.html").read_text(
+        encoding="utf-8"
+    )
+    assert 'data-pagefind-body data-pagefind-filter="kind:tip"' in tip
+    assert '<span data-pagefind-meta="id">gradient accumulation</span>' in tip
+    catalog = (built_site / "catalog" / "index.html").read_text(encoding="utf-8")
+    assert "data-pagefind-body" not in catalog  # list pages stay out of the index
+
+
+_CJK_CHAR = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
+_CJK_BREAK = re.compile(f"[{_CJK_CHAR}][ \\t]*\\n\\s*[{_CJK_CHAR}]")
+
+
+def _text_nodes(html: str) -> list[str]:
+    """The text nodes of ``html`` outside <pre>, <code>, <script>, <style> and <textarea>."""
+    from html.parser import HTMLParser
+
+    class Collect(HTMLParser):
+        skip = {"pre", "code", "script", "style", "textarea"}
+
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.depth = 0
+            self.nodes: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            self.depth += tag in self.skip
+
+        def handle_endtag(self, tag: str) -> None:
+            self.depth -= tag in self.skip and self.depth > 0
+
+        def handle_data(self, data: str) -> None:
+            if not self.depth:
+                self.nodes.append(data)
+
+    parser = Collect()
+    parser.feed(html)
+    return parser.nodes
+
+
+def test_no_line_break_between_chinese_characters(built_site: Path) -> None:
+    """A newline between two Chinese characters renders as a space: the hook joins them."""
+    found = []
+    for page in sorted(built_site.rglob("*.html")):
+        for node in _text_nodes(page.read_text(encoding="utf-8")):
+            found += [f"{page.relative_to(built_site)}: {m!r}" for m in _CJK_BREAK.findall(node)]
+    assert not found, f"{len(found)} breaks, e.g.\n" + "\n".join(found[:10])
+
+
+def test_the_chinese_line_break_check_can_fail() -> None:
+    nodes = _text_nodes("<p>适得其反，\n并附带</p><pre>代码\n注释</pre><p>显存\nCUDA</p>")
+    assert [m for n in nodes for m in _CJK_BREAK.findall(n)] == ["，\n并"]
+
+
+def test_api_page_sits_under_contributing_without_raw_roles(built_site: Path) -> None:
+    from generator.site import nav
+
+    assert {"Contributing": ["contributing.md", "reference/api.md"]} in nav(TIPS)
+    role = re.compile(r":(?:data|func|class|mod|meth|attr|exc|obj):")
+    for page in ("reference/api/index.html", "zh/reference/api/index.html"):
+        html = (built_site / page).read_text(encoding="utf-8")
+        assert 'id="generator.records"' in html
+        text = " ".join(_text_nodes(html))
+        assert not role.findall(text), role.findall(text)[:5]
+
+
+def test_every_page_shows_the_licence_and_the_install_line(built_site: Path) -> None:
+    assert (
+        (Path(__file__).parent.parent / "LICENSE")
+        .read_text(encoding="utf-8")
+        .startswith("MIT License")
+    )
+    for page in sorted(built_site.rglob("index.html")):
+        if "pagefind" in page.parts:
+            continue
+        footer = page.read_text(encoding="utf-8").split('<div class="md-copyright">', 1)[1]
+        assert "MIT" in footer and "<code>pip install -e .</code>" in footer, page
+        assert re.search(r'href="[^"]*#get-it"', footer), page
+
+
+def test_home_page_counts_the_tips_and_starts_from_problems(built_site: Path) -> None:
+    from generator.problems import load_entry_points
+
+    entry_points = load_entry_points(frozenset(str(t.id) for t in TIPS))
+    for prefix, words in (("", f"{len(TIPS)} training tips"), ("zh/", f"{len(TIPS)} 条")):
+        home = (built_site / prefix / "index.html").read_text(encoding="utf-8")
+        assert words in home
+        assert "<!--" not in home.split("<article", 1)[1].split("</article>", 1)[0]
+        for slug, entry in entry_points.problems.items():
+            assert f'href="problems/{slug}/"' in home, slug
+            page = (built_site / prefix / "problems" / slug / "index.html").read_text(
+                encoding="utf-8"
+            )
+            assert all(f'href="../../tips/{t}/"' in page for t in entry.tips), slug
+        assert 'href="checklist/"' in home
+        assert re.search(r"<a [^>]*data-search-open[^>]*>", home)  # the Search card is a link
+        checklist = (built_site / prefix / "checklist" / "index.html").read_text(encoding="utf-8")
+        links = re.findall(r'<li>.*?href="../tips/([^/]+)/"', checklist)
+        assert links == [c.tip for c in entry_points.checklist.checks]
 
 
 def test_pages_load_nothing_from_other_hosts(built_site: Path) -> None:
@@ -68,6 +171,7 @@ def _ui_sources() -> dict[str, str]:
 
     files = sorted((paths.TEMPLATES / "site").rglob("*.j2"))
     files += [paths.TEMPLATES.parent / name for name in _UI_CODE]
+    files += sorted((paths.ROOT / "overrides").rglob("*.html"))  # theme overrides: the footer
     return {str(p): p.read_text(encoding="utf-8") for p in files}
 
 

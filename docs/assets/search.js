@@ -7,12 +7,6 @@
 // do not all occur in one page falls back to the pages holding the most of them, so a
 // problem typed as a sentence ("training is slow first epoch") still finds something.
 // `?q=words` in the address opens the search with that query.
-//
-// Chinese: Pagefind would split a query with the browser's Intl.Segmenter, which breaks the
-// words its dictionary lacks (显存, 计时) into characters the index does not hold (it was
-// segmented with jieba; Pagefind issue #1237). The query is instead segmented here with the
-// words of the index (zh/pagefind/words.json, longest match first), and Pagefind is started
-// under the language tag "und" so that it keeps those words as they are.
 (function () {
   "use strict";
   var root = document.querySelector("[data-tip-search]");
@@ -24,8 +18,6 @@
   var list = root.querySelector(".md-search-result__list");
   var site = new URL(root.dataset.root, location.href); // this language's site root
   var lang = document.documentElement.lang || "en";
-  var chinese = /^zh\b/.test(lang);
-  var CJK = /[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]/;
   var LIMIT = 10;
   // Matches in the title, the tip id and the keywords (tags, category, problems; see
   // generator/sitesearch.py) rank above matches in the body text.
@@ -34,66 +26,23 @@
   var STOP = new Set(("a an and are as at be by can do does for from get how i in into is it " +
     "my of on or so the to what when why with without").split(" "));
   var pagefind = null;
-  var vocabulary = null;
-  var longest = 1;
   var ticket = 0;
   var timer = null;
 
   function load() {
     if (!pagefind) {
-      var bundle = new URL("pagefind/", site);
-      var words = chinese ? fetch(new URL("words.json", bundle)).then(function (r) {
-        return r.ok ? r.json() : [];
-      }) : Promise.resolve([]);
-      pagefind = Promise.all([import(new URL("pagefind.js", bundle).href), words])
-        .then(async function (loaded) {
-          var pf = loaded[0];
-          vocabulary = new Set(loaded[1]);
-          vocabulary.forEach(function (w) { longest = Math.max(longest, w.length); });
-          await pf.options({ baseUrl: site.pathname, ranking: RANKING });
-          if (chinese) {
-            // Pagefind reads the page language once, when it starts: see the note above.
-            var tag = document.documentElement.getAttribute("lang");
-            document.documentElement.setAttribute("lang", "und");
-            try {
-              pf.init();
-            } finally {
-              document.documentElement.setAttribute("lang", tag);
-            }
-          }
-          return pf;
-        });
+      var bundle = new URL("pagefind/pagefind.js", site).href;
+      pagefind = import(bundle).then(async function (pf) {
+        await pf.options({ baseUrl: site.pathname, ranking: RANKING });
+        return pf;
+      });
     }
     return pagefind;
   }
 
-  // A run of Chinese characters as the index's words, longest first; other characters alone.
-  function segment(run) {
-    var out = [];
-    for (var i = 0; i < run.length;) {
-      var j = Math.min(run.length, i + longest);
-      while (j > i + 1 && !vocabulary.has(run.slice(i, j))) j--;
-      out.push(run.slice(i, j));
-      i = j;
-    }
-    return out;
-  }
-
-  // The query as Pagefind should see it: Chinese runs split into the index's words.
-  function prepare(query) {
-    if (!chinese) return query;
-    return query.replace(/[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+/g, function (run) {
-      return " " + segment(run).join(" ") + " ";
-    }).replace(/\s+/g, " ").trim();
-  }
-
   function words(query) {
     var all;
-    if (chinese) {
-      all = prepare(query).toLowerCase().split(" ").filter(function (w) {
-        return w && (CJK.test(w) || /\w/.test(w));
-      });
-    } else if (typeof Intl !== "undefined" && Intl.Segmenter) {
+    if (typeof Intl !== "undefined" && Intl.Segmenter) {
       var segmenter = new Intl.Segmenter(lang, { granularity: "word" });
       all = Array.from(segmenter.segment(query))
         .filter(function (s) { return s.isWordLike; })
@@ -106,11 +55,12 @@
   }
 
   // Pages of one kind ("tip" or "guide") for the query: those holding every word, best
-  // first, then those holding the most words.
+  // first, then those holding the most words. `.all` is the number holding every word.
   async function rank(pf, query, kind) {
     var options = { filters: { kind: kind } };
     var parts = words(query);
     var found = (await pf.search(parts.join(" ") || query, options)).results;
+    found.all = found.length;
     if (found.length >= LIMIT || parts.length < 2) return found;
     var seen = new Set(found.map(function (r) { return r.id; }));
     var partial = new Map();
@@ -127,7 +77,9 @@
     var more = Array.from(partial.values()).sort(function (a, b) {
       return b.words - a.words || b.score - a.score;
     });
-    return found.concat(more.map(function (e) { return e.result; }));
+    var ranked = found.concat(more.map(function (e) { return e.result; }));
+    ranked.all = found.length;
+    return ranked;
   }
 
   function item(data) {
@@ -177,13 +129,14 @@
       return;
     }
     var pf = await load();
-    var prepared = prepare(query);
-    var tips = await rank(pf, prepared, "tip");
-    var guides = await rank(pf, prepared, "guide");
+    var tips = await rank(pf, query, "tip");
+    var guides = await rank(pf, query, "guide");
     var shown = tips.concat(guides).slice(0, LIMIT);
     var data = await Promise.all(shown.map(function (r) { return r.data(); }));
     if (mine !== ticket) return; // a newer query has started
-    show(query, tips.length + guides.length, data);
+    // The count: pages holding every word, or else those holding some.
+    var total = tips.all + guides.all || tips.length + guides.length;
+    show(query, total, data);
     root.dataset.query = query; // lets tests wait for the results of this very query
   }
 
