@@ -43,8 +43,43 @@ _TIP_COUNT = "<!-- tip-count -->"
 _PROBLEM_CARDS = "<!-- problem-cards -->"
 
 
+def _share_highlighting_between_languages() -> None:
+    """Highlight each code block once per build, not once per language.
+
+    The English and Chinese pages show the same snippets, and Pygments is the largest single
+    cost of the build. The result depends only on the highlighter's settings and the call's
+    arguments, which are the key; a call with unhashable arguments is not cached.
+    """
+    from pymdownx import highlight
+
+    original = highlight.Highlight.highlight
+    if getattr(original, "_shared", False):
+        return
+    cache: dict[object, str] = {}
+
+    def shared(self, src, language, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        try:
+            key = (
+                repr(sorted(vars(self).items())),
+                src,
+                language,
+                args,
+                tuple(sorted(kwargs.items())),
+            )
+            hash(key)
+        except TypeError:
+            return original(self, src, language, *args, **kwargs)
+        if key not in cache:
+            cache[key] = original(self, src, language, *args, **kwargs)
+        return cache[key]
+
+    shared._shared = True  # type: ignore[attr-defined]
+    highlight.Highlight.highlight = shared  # type: ignore[method-assign]
+
+
 @event_priority(100)
 def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
+    _share_highlighting_between_languages()
     if _nested(config) and "nav" in _state:
         # mkdocs-static-i18n builds the Chinese pages inside the main build, with the same
         # config: the pages are written and the state computed already, by the main build.
