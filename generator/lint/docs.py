@@ -15,8 +15,6 @@ from generator.lint.rules.base import Rule
 from generator.schema import Tip
 
 #: What users put in `.pre-commit-config.yaml`; the lead sets the public URL and a tag.
-REPO_URL = "https://github.com/OWNER/pytorch-tips"
-REPO_REV = "v0.1.0"
 
 
 @dataclass(frozen=True)
@@ -82,6 +80,4 @@ def page_markdown(lang: str, tips: Sequence[Tip] | None = None) -> str:
         rules=rule_rows(lang, tips),
         example_line=line,
         example_summary=summary,
-        repo_url=REPO_URL,
-        repo_rev=REPO_REV,
     )
