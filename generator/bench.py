@@ -29,6 +29,7 @@ torch is imported inside the functions that measure, so importing this module is
 from __future__ import annotations
 
 import datetime
+import functools
 import gc
 import importlib.machinery
 import math
@@ -154,28 +155,36 @@ def saved_tensor_bytes(fn: Callable[[], Any]) -> int:
     return sum(seen.values())
 
 
+@functools.cache
+def _glibc() -> Any:
+    """glibc as a ctypes library on Linux, else None (looked up once: ``find_library`` runs
+    ``ldconfig``, and the peak helper calls into glibc before every measurement)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if not (sys.platform.startswith("linux") and name):
+        return None
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None
+
+
 def _glibc_returns_freed_memory() -> None:
     """Make glibc serve every allocation of 64 KiB or more with mmap and unmap it on free, so
     the resident set follows the live tensors (by default the threshold grows to 32 MiB and
     freed blocks stay in the heap, hiding a second allocation of the same size)."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if sys.platform.startswith("linux") and name:
-        with suppress(OSError, AttributeError):
-            ctypes.CDLL(name).mallopt(-3, 64 * 1024)  # M_MMAP_THRESHOLD (fixed from now on)
+    with suppress(AttributeError):
+        if (libc := _glibc()) is not None:
+            libc.mallopt(-3, 64 * 1024)  # M_MMAP_THRESHOLD (fixed from now on)
 
 
 def _malloc_trim() -> None:
     """Return glibc's free heap pages to the system, so the resident set is the live set."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if sys.platform.startswith("linux") and name:
-        with suppress(OSError, AttributeError):
-            ctypes.CDLL(name).malloc_trim(0)
+    with suppress(AttributeError):
+        if (libc := _glibc()) is not None:
+            libc.malloc_trim(0)
 
 
 def _proc_status(*keys: str) -> dict[str, int]:

@@ -1,7 +1,7 @@
 """The Chinese glossary: one term per concept, and the check that every Chinese text uses it.
 
 The glossary lives in ``tips/_glossary.yaml``. Each term names the concept in English, its one
-Chinese term, and the variants to ``avoid``. :func:`variant_problems` finds avoided variants in
+Chinese term, and the variants to ``avoid``. ``find_variants`` finds avoided variants in
 Chinese prose (code spans and fenced code are skipped; Latin variants such as ``batch`` match
 whole words only, so ``batch_size`` and ``BatchNorm`` are untouched). ``validate`` reports them
 as problems of the record, and the glossary is rendered as a page of the site.
@@ -63,8 +63,19 @@ class Glossary(Strict):
     page: PageText = Field(description="Title, introduction and column headers of the page.")
     terms: list[Term] = Field(min_length=1, description="The terms.")
 
+    @functools.cached_property
+    def glosses(self) -> list[tuple[str, str]]:
+        """(a term glossed by one of its variants, the term): 微批次（micro-batch） is the term."""
+        return [
+            (f"{term.zh}{open_}{variant}{close}", term.zh)
+            for term in self.terms
+            for variant in term.avoid
+            for open_, close in (("（", "）"), (" (", ")"), ("(", ")"))
+        ]
+
+    @functools.cached_property
     def patterns(self) -> list[tuple[re.Pattern[str], str, str]]:
-        """(regex, variant, preferred term) for every avoided variant."""
+        """(regex, variant, preferred term) for every avoided variant, compiled once."""
         out = []
         for term in self.terms:
             for variant in term.avoid:
@@ -116,16 +127,9 @@ def find_variants(text: str, glossary: Glossary | None = None) -> list[tuple[str
     """Each (variant, preferred term) used in the prose of a Chinese ``text``."""
     glossary = glossary or load_glossary()
     plain = prose(text)
-    # The term glossed by a variant in brackets, 微批次（micro-batch）, is the term in use.
-    for term in glossary.terms:
-        for variant in term.avoid:
-            for gloss in (
-                f"{term.zh}（{variant}）",
-                f"{term.zh} ({variant})",
-                f"{term.zh}({variant})",
-            ):
-                plain = plain.replace(gloss, term.zh)
-    return [(variant, zh) for rx, variant, zh in glossary.patterns() if rx.search(plain)]
+    for gloss, term in glossary.glosses:
+        plain = plain.replace(gloss, term)
+    return [(variant, zh) for rx, variant, zh in glossary.patterns if rx.search(plain)]
 
 
 def chinese_texts(obj: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
@@ -141,18 +145,6 @@ def chinese_texts(obj: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
     elif isinstance(obj, dict):
         for key, value in obj.items():
             yield from chinese_texts(value, (*loc, str(key)))
-
-
-def variant_problems(record: BaseModel) -> list[tuple[Loc, str]]:
-    """(location, reason) for each glossary variant in the Chinese texts of ``record``."""
-    glossary = load_glossary()
-    found = []
-    for loc, text in chinese_texts(record):
-        for variant, zh in find_variants(text, glossary):
-            found.append(
-                (loc, f"uses {variant!r}: the glossary term is {zh!r} (tips/_glossary.yaml)")
-            )
-    return found
 
 
 def page_markdown(lang: str, glossary: Glossary | None = None) -> str:

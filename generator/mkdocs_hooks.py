@@ -19,9 +19,7 @@ from mkdocs.structure.nav import Section
 from generator import cjk, paths, sitesearch, ui
 from generator.compose import expand_placeholders, tips_by_feature
 from generator.errors import InvalidRecords, UserError
-from generator.generated import write_atomic, write_managed
-from generator.glossary import load_glossary, page_markdown
-from generator.lint.docs import page_markdown as lint_page
+from generator.generated import write_managed
 from generator.problems import load_entry_points
 from generator.problems import page_files as entry_point_pages
 from generator.records import load_tips
@@ -94,16 +92,6 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     written = write_pages(tips)
     if written:
         log.info("generator: wrote %d page(s) from %d tip records", len(written), len(tips))
-    glossary = load_glossary()
-    for stem, render_page in (
-        ("glossary", lambda lang: page_markdown(lang, glossary)),
-        ("lint", lint_page),
-    ):
-        for lang in ("en", "zh"):
-            path = paths.DOCS / (f"{stem}.md" if lang == "en" else f"{stem}.{lang}.md")
-            content = render_page(lang)
-            if not path.exists() or path.read_text(encoding="utf-8") != content:
-                write_atomic(path, content)
     try:
         entry_points = load_entry_points(frozenset(str(t.id) for t in tips))
     except InvalidRecords as err:

@@ -17,6 +17,9 @@ from generator import benchview, paths, ui
 from generator.coverage import load_coverage
 from generator.errors import UserError
 from generator.generated import write_managed
+from generator.glossary import load_glossary
+from generator.glossary import page_markdown as glossary_page
+from generator.lint.docs import page_markdown as lint_page
 from generator.render import plain_text, render
 from generator.results import ResultsFile, load_all
 from generator.schema import Tip
@@ -120,6 +123,7 @@ def page_files(tips: Sequence[Tip]) -> dict[Path, str]:
     by_id = {t.id: t for t in tips}
     coverage = load_coverage()
     bench_results = load_all()
+    glossary = load_glossary()
     files: dict[Path, str] = {}
     for lang in LANGS:
         ctx = _context(lang)
@@ -144,6 +148,8 @@ def page_files(tips: Sequence[Tip]) -> dict[Path, str]:
         files[_page("tags", lang)] = render(
             "site/tags.md.j2", by_tag=[(k, v) for k, v in by_tag if v], **ctx
         )
+        files[_page("glossary", lang)] = glossary_page(lang, glossary)
+        files[_page("lint", lang)] = lint_page(lang, tips)
     for path, content in snippet_files(tips).items():
         files[paths.DOCS / "snippets" / path.relative_to(paths.SNIPPETS)] = content
     return files
