@@ -2,11 +2,11 @@
 and the summary page ``docs/benchmarks.md``, in English and Chinese.
 
 Every figure shown comes from a results file written by ``python -m generator bench``
-(:mod:`generator.results`); published figures from the records are shown beside them as
+(`generator.results`); published figures from the records are shown beside them as
 "reported". A device without a results file says "not yet measured", never a number. A tip
 measured in two regimes (launch-bound, compute-bound) gets one row per regime, each with the
 sizes it was measured at. The texts come from ``generator/templates/site/ui.yaml`` (passed in
-as ``L``, see :mod:`generator.ui`).
+as ``L``, see `generator.ui`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ theme, and its labels can be titles with inline code. The styles live in
 (``bench-row--good``, ``--bad``, ``--same``) and the legend names the three colours.
 
 The log axis reaches the largest and the smallest ratio, except for outliers: a ratio more
-than :data:`OUTLIER` times beyond the next one is drawn to the edge of the axis with a
+than `OUTLIER` times beyond the next one is drawn to the edge of the axis with a
 break mark (``bench-cut``), and its label gives the exact value, so one huge ratio does not
 flatten every other bar.
 """
@@ -32,7 +32,7 @@ OUTLIER = 16.0
 #: An axis of more doublings than this labels every other tick only (``bench-chart--dense``).
 DENSE = 8
 
-#: The legend entries, in order (keys of the ``legend`` argument of :func:`bar_chart`).
+#: The legend entries, in order (keys of the ``legend`` argument of `bar_chart`).
 LEGEND_KEYS = ("good", "bad", "same", "cut")
 
 
@@ -90,7 +90,7 @@ def _inner(values: list[float]) -> float:
 
 def domain(bars: Sequence[Bar]) -> tuple[int, int]:
     """The axis as exponents of two ``(lo, hi)``: from at most 1/2 to at least 2, reaching
-    every bar and whisker end except outliers (see :data:`OUTLIER`)."""
+    every bar and whisker end except outliers (see `OUTLIER`)."""
     finite = [b for b in bars if math.isfinite(b.value)]
     ups = [max(b.value, b.high) for b in finite if max(b.value, b.high) > 1]
     downs = [1 / min(b.value, b.low) for b in finite if 0 < min(b.value, b.low) < 1]
@@ -112,7 +112,7 @@ def bar_chart(
         bars: the rows, drawn top to bottom in the order given.
         title: the caption of the chart.
         axis: label under the x axis, e.g. "speed-up of the after form (log scale)".
-        legend: the texts of the legend by key (:data:`LEGEND_KEYS`); the ``cut`` entry is
+        legend: the texts of the legend by key (`LEGEND_KEYS`); the ``cut`` entry is
             shown only when some bar is cut. ``None``: no legend.
     """
     lo, hi = domain(bars)

@@ -1,16 +1,16 @@
 """The composer: write a ``train.py`` that applies exactly the chosen tips.
 
 ``python -m generator compose --amp --accum 4 --ddp -o train.py`` turns composer flags into a
-:class:`ComposeOptions`, rejects contradictory choices (:class:`ContradictoryOptions`, exit 2,
+`ComposeOptions`, rejects contradictory choices (`ContradictoryOptions`, exit 2,
 before anything is written), renders ``templates/compose/train.py.j2`` and writes the result
 atomically. Every block of the script cites the tips behind it (``# tip: <id> (tips/<id>/)``):
 the tips whose record declares ``compose: <feature>`` for a chosen feature, and the
 ``compose: always`` tips on the blocks every script has.
 
 The pieces live in modules named for what they hold, re-exported here:
-:mod:`generator.compose_options` (the choices and their validation),
-:mod:`generator.compose_tips` (which tips each block cites), :mod:`generator.compose_cli`
-(the subcommand's flags) and :mod:`generator.compose_results` (the measured figures the
+`generator.compose_options` (the choices and their validation),
+`generator.compose_tips` (which tips each block cites), `generator.compose_cli`
+(the subcommand's flags) and `generator.compose_results` (the measured figures the
 composer page shows). This module renders and writes.
 
 None of them imports torch or Jinja at import time, so building the CLI parser stays cheap;
@@ -81,8 +81,8 @@ def compose(
 
     Args:
         options: the composer's choices (validated here).
-        cites: feature -> ids of the tips that declare it, from :func:`tips_by_feature` or
-            :func:`read_tips_by_feature`. A feature without tips is applied uncited.
+        cites: feature -> ids of the tips that declare it, from `tips_by_feature` or
+            `read_tips_by_feature`. A feature without tips is applied uncited.
         script_name: the file name the docstring's run commands use.
 
     Returns:
@@ -113,9 +113,9 @@ PLACEHOLDER = re.compile(r"^<!-- compose:(?P<flags>[^>]*)-->$", re.M)
 
 
 def expand_placeholders(markdown: str, cites: Mapping[str, Sequence[str]]) -> str:
-    """Replace each :data:`PLACEHOLDER` line of ``markdown`` with the composed script, and
+    """Replace each `PLACEHOLDER` line of ``markdown`` with the composed script, and
     each ``<!-- compose-results: DEVICE [LANG] -->`` line with the measured figures
-    (:func:`generator.compose_results.expand_results`).
+    (`generator.compose_results.expand_results`).
 
     The script comes as a fenced ``python`` block, so the docs always show what the composer
     writes today.

@@ -1,6 +1,6 @@
-"""The ``compose`` subcommand's flags: :func:`add_arguments` adds them to a parser (their
-help names the tips each applies), :func:`options_from_args` turns them into
-:class:`~generator.compose_options.ComposeOptions`."""
+"""The ``compose`` subcommand's flags: `add_arguments` adds them to a parser (their
+help names the tips each applies), `options_from_args` turns them into
+`generator.compose_options.ComposeOptions`."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> ComposeOptions:
-    """Build and validate :class:`ComposeOptions` from parsed ``compose`` arguments.
+    """Build and validate `ComposeOptions` from parsed ``compose`` arguments.
 
     Raises:
         ContradictoryOptions: the flags contradict each other.

@@ -1,4 +1,4 @@
-"""The composer's choices: :class:`ComposeOptions`, and :func:`validate`, which rejects
+"""The composer's choices: `ComposeOptions`, and `validate`, which rejects
 contradictory ones before anything is written."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Which tips a composed script cites: the records' ``compose`` field, mapped onto the
-template's blocks (:data:`BLOCK_WORDS`)."""
+template's blocks (`BLOCK_WORDS`)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def tips_by_feature(tips: Iterable[Tip]) -> dict[str, list[str]]:
 
 
 def read_tips_by_feature(folder: Path | None = None) -> dict[str, list[str]]:
-    """Like :func:`tips_by_feature`, reading only the ``compose`` field of each record.
+    """Like `tips_by_feature`, reading only the ``compose`` field of each record.
 
     The composer must answer in well under a second, and validating every record takes
     longer than that, so this parses the YAML (with libyaml when present) and nothing more.
@@ -79,7 +79,7 @@ def read_tips_by_feature(folder: Path | None = None) -> dict[str, list[str]]:
 
 
 class Citations:
-    """Resolves a template block name to the tip ids it cites (see :data:`BLOCK_WORDS`)."""
+    """Resolves a template block name to the tip ids it cites (see `BLOCK_WORDS`)."""
 
     def __init__(self, by_feature: Mapping[str, list[str]], blocks: set[str]):
         self.by_feature = by_feature

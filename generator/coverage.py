@@ -1,7 +1,7 @@
 """The coverage map: which tip covers each topic of the seed inventory and the tuning guide.
 
 The map lives in ``tips/_coverage.yaml`` and is rendered as ``docs/coverage.md``. The seed
-inventory itself is ``shared/SEED_TIPS.md`` beside the checkout; :func:`inventory_topics`
+inventory itself is ``shared/SEED_TIPS.md`` beside the checkout; `inventory_topics`
 reads its table rows so a test can prove that no row is left without a tip.
 """
 

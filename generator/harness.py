@@ -86,7 +86,7 @@ class _Zygote:
     Each child is a new process (its own ``__main__``, globals and CUDA context; CUDA is never
     initialised in the zygote), so snippets stay isolated; only the ~1.5 s import of torch is
     shared. A child is killed with its process group when it runs past the timeout. If the
-    zygote cannot start or dies, :func:`run_variant` falls back to a plain subprocess.
+    zygote cannot start or dies, `run_variant` falls back to a plain subprocess.
     """
 
     def __init__(self, device: str) -> None:

@@ -115,7 +115,7 @@ def _refuse_hostile(text: str) -> None:
 
     Anchors and aliases are refused outright: a few lines of nested aliases expand
     exponentially once constructed or walked (the "billion laughs" file). So are nesting
-    deeper than :data:`MAX_DEPTH` and tags outside the YAML core schema. Runs in time linear
+    deeper than `MAX_DEPTH` and tags outside the YAML core schema. Runs in time linear
     in the file's size.
 
     Raises:

@@ -70,7 +70,7 @@ def test_show_in_both_languages(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["show", "zero-grad-set-to-none"]) == 0
     en = capsys.readouterr().out
     assert "Zero gradients by setting them to None" in en
-    assert "== Why ==" in en and "== After" in en and "set_to_none=True" in en
+    assert "== Why it works ==" in en and "== After" in en and "set_to_none=True" in en
     assert main(["show", "zero-grad-set-to-none", "--lang", "zh"]) == 0
     zh = capsys.readouterr().out
     assert "清零梯度" in zh and "== 原理 ==" in zh and "== 注意事项 ==" in zh

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -95,4 +96,5 @@ def test_the_glossary_page_lists_every_term_in_both_languages() -> None:
 
 
 def labels_zh() -> dict[str, str]:
-    return labels()["zh"]
+    """The Chinese UI labels, without their ``{placeholder}`` names (code, not prose)."""
+    return {k: re.sub(r"\{[a-z_]*(?::[^}]*)?\}", "", v) for k, v in labels()["zh"].items()}

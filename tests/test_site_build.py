@@ -163,13 +163,13 @@ _STATIC_REFS = (
     re.compile(r"\bL\[\s*\"([a-z_][a-z0-9_]*)\"\s*\]"),  # templates and code: L["measured"]
 )
 _DYNAMIC_PREFIX = re.compile(r"\bL\[\s*\"([a-z_]+_)\"\s*[~+]")  # L["tested_" ~ device]
-_UI_CODE = ("benchview.py", "site.py")
+_UI_CODE = ("benchview.py", "site.py", "compose_results.py")
 
 
 def _ui_sources() -> dict[str, str]:
     from generator import paths
 
-    files = sorted((paths.TEMPLATES / "site").rglob("*.j2"))
+    files = sorted((paths.TEMPLATES / "site").rglob("*.j2")) + [paths.TEMPLATES / "show.txt.j2"]
     files += [paths.TEMPLATES.parent / name for name in _UI_CODE]
     files += sorted((paths.ROOT / "overrides").rglob("*.html"))  # theme overrides: the footer
     return {str(p): p.read_text(encoding="utf-8") for p in files}
@@ -215,7 +215,9 @@ def test_every_ui_label_used_exists_and_every_label_is_used() -> None:
     used |= {"tested_" + d.replace("-", "_") for d in DEVICES}
     used |= {"kind_time", "kind_memory", "device_name_cpu", "device_name_cuda"}
     used |= {"regime_" + r.replace("-", "_") for r in REGIME_ORDER if r != "default"}
-    assert prefixes >= {"tested_", "kind_", "regime_", "device_name_", "coverage_"}, prefixes
+    assert prefixes >= {"tested_", "kind_", "regime_", "device_name_", "coverage_", "composer_"}, (
+        prefixes
+    )
     missing = sorted(k for k in used if k not in keys and not k.startswith("coverage_"))
     assert missing == [], "used but not in generator/templates/site/ui.yaml: " + ", ".join(missing)
     code = "".join(text for path, text in sources.items() if path.endswith(".py"))

@@ -73,7 +73,11 @@ def test_snippet_runs_and_checks_hold(tip, variant: str, device: str) -> None:
     code = tip.variants()[variant]
     filename = f"snippets/{tip.id}/{variant}.py"
     result = run_variant(code.code, code.checks, filename, device=device)
-    assert result.ok, f"{tip.id} {variant} on {device} failed:\n{result.output[-4000:]}"
+    # A C++ abort (gloo's teardown one is rerun, see pyproject.toml) is named on the first
+    # line, so the message shows it however long the output is.
+    aborts = sorted({ln.strip() for ln in result.output.splitlines() if "terminate called" in ln})
+    head = f"{tip.id} {variant} on {device} failed" + "".join(f" [{a}]" for a in aborts)
+    assert result.ok, f"{head}:\n{result.output[-4000:]}"
 
 
 def test_every_tip_has_a_checked_after_snippet_or_says_why() -> None:

@@ -1,9 +1,9 @@
 """`python -m generator lint`: check training scripts against the tips.
 
-Every rule is a small class (:mod:`generator.lint.rules`) that names the tip it enforces
-and carries valid and invalid example code. :mod:`~generator.lint.engine` finds, reads
-and checks the files; :mod:`~generator.lint.fix` applies safe fixes;
-:mod:`~generator.lint.report` writes text, JSON or SARIF; :mod:`~generator.lint.docs`
+Every rule is a small class (`generator.lint.rules`) that names the tip it enforces
+and carries valid and invalid example code. `generator.lint.engine` finds, reads
+and checks the files; `generator.lint.fix` applies safe fixes;
+`generator.lint.report` writes text, JSON or SARIF; `generator.lint.docs`
 renders the "Lint your script" page. Built on the standard ``ast`` module, and imports
 no torch.
 """

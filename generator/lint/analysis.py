@@ -1,4 +1,4 @@
-"""What the rules need to know about one file, computed once: :class:`Context`.
+"""What the rules need to know about one file, computed once: `Context`.
 
 One walk over the ``ast`` tree records each node's parent, groups the nodes by type and
 indexes the calls by their resolved name (``torch.cuda.amp.autocast``, whatever the import
@@ -423,7 +423,7 @@ class Context:
         return self._memo[key]
 
     def step_nodes(self, loop: ast.AST) -> list[ast.AST]:
-        """The nodes of ``loop`` that run on every iteration (see :func:`iter_region`)."""
+        """The nodes of ``loop`` that run on every iteration (see `iter_region`)."""
         return self.memo("step", loop, lambda: list(iter_region(loop.body)))  # type: ignore[attr-defined]
 
     def all_nodes(self, loop: ast.AST) -> list[ast.AST]:

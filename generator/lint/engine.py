@@ -1,8 +1,8 @@
 """Find the Python files, read and parse them, run the rules, apply ``# noqa``.
 
-:func:`lint_paths` is what ``python -m generator lint`` runs; :func:`lint_source` checks
+`lint_paths` is what ``python -m generator lint`` runs; `lint_source` checks
 one string (the tests and the examples of each rule use it). A file that cannot be read or
-parsed becomes a :class:`FileError` with its position, and the other files are still
+parsed becomes a `FileError` with its position, and the other files are still
 checked. Nothing here imports torch.
 """
 

@@ -2,7 +2,7 @@
 
 Each fix is a group of text edits at exact source positions; groups that overlap one
 applied earlier wait for the next pass, and the file is linted again after every pass
-(at most :data:`MAX_PASSES`). A result that no longer parses is thrown away, and a file
+(at most `MAX_PASSES`). A result that no longer parses is thrown away, and a file
 is written only when it changed, atomically (a temporary file, then ``os.replace``).
 """
 
@@ -109,7 +109,7 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> tuple[str, int]:
 def fix_source(
     source: str, path: str = "<string>", rules: Sequence[type[Rule]] | None = None
 ) -> tuple[str, int]:
-    """Apply every safe fix to ``source`` until none is left (or :data:`MAX_PASSES`);
+    """Apply every safe fix to ``source`` until none is left (or `MAX_PASSES`);
     return the new text and the number of fixes applied. Raises ``SyntaxError`` if
     ``source`` does not parse; a pass whose result does not parse is discarded."""
     total = 0

@@ -1,13 +1,13 @@
 """Every lint rule, in code order. One class per rule, grouped by topic:
 
-* :mod:`.stale`: deprecated and legacy APIs (``torch.cuda.amp``, ``Variable``, ...);
-* :mod:`.checkpoint`: saving and loading;
-* :mod:`.data`: tensors made from data, data loading;
-* :mod:`.loop`: what a training loop does every step;
-* :mod:`.order`: the order of the calls of a step;
-* :mod:`.model`: how models are built, wrapped and initialised;
-* :mod:`.forward`: what the forward pass computes and keeps for backward;
-* :mod:`.runtime`: global switches, profiling and timing.
+* `.stale`: deprecated and legacy APIs (``torch.cuda.amp``, ``Variable``, ...);
+* `.checkpoint`: saving and loading;
+* `.data`: tensors made from data, data loading;
+* `.loop`: what a training loop does every step;
+* `.order`: the order of the calls of a step;
+* `.model`: how models are built, wrapped and initialised;
+* `.forward`: what the forward pass computes and keeps for backward;
+* `.runtime`: global switches, profiling and timing.
 
 Codes are stable: a removed rule's code is never given to another rule.
 """

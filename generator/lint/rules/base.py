@@ -4,8 +4,8 @@ A rule is a small class in the style of Fixit 2's ``LintRule``: a stable ``code`
 ``severity``, a one-line ``message``, the ``tip`` it enforces (``tips/<tip>.yaml``), whether
 it can fix what it finds, and ``VALID`` / ``INVALID`` example code that the test suite runs
 (``tests/test_lint.py``). Its docstring says why the pattern is a problem; the rule table
-of the site is generated from these attributes. :meth:`Rule.check` receives the analysed
-file (:class:`~generator.lint.analysis.Context`) and yields :class:`Report` objects.
+of the site is generated from these attributes. `Rule.check` receives the analysed
+file (`generator.lint.analysis.Context`) and yields `Report` objects.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Report:
 
 
 class Rule:
-    """Base class of the rules. Subclasses set the class attributes and :meth:`check`."""
+    """Base class of the rules. Subclasses set the class attributes and `check`."""
 
     #: Stable code, ``PTT`` and three digits; never reused for another rule.
     code: ClassVar[str]
@@ -74,7 +74,7 @@ class Rule:
     INVALID: ClassVar[tuple[str | Invalid, ...]] = ()
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        """Yield a :class:`Report` for each occurrence of the pattern in ``ctx``."""
+        """Yield a `Report` for each occurrence of the pattern in ``ctx``."""
         raise NotImplementedError
 
     @classmethod
