@@ -218,17 +218,14 @@ class Context:
     def qualname(self, node: ast.AST) -> str | None:
         """The imported dotted name that ``node`` refers to (``torch.cuda.amp.autocast``
         for ``amp.autocast`` after ``from torch.cuda import amp``), or None."""
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        written = dotted(node)
+        if written is None:
             return None
-        base = self.imports.get(node.id) or DEFAULT_ALIASES.get(node.id)
+        head, dot, rest = written.partition(".")
+        base = self.imports.get(head) or DEFAULT_ALIASES.get(head)
         if base is None:
             return None
-        parts.append(base)
-        return ".".join(reversed(parts))
+        return base + dot + rest
 
     def calls(self, *qualnames: str) -> list[ast.Call]:
         """Calls of any of ``qualnames``, in source order."""
