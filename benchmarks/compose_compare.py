@@ -47,7 +47,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compose_runs import MEASURES, Measurement, cpu_model, environment  # noqa: E402
+from compose_runs import (  # noqa: E402
+    EVERY,
+    MEASURES,
+    Measurement,
+    add_run_arguments,
+    cpu_model,
+    environment,
+    settle_run_arguments,
+)
 
 from generator.compose import compose, parse_flags, read_tips_by_feature  # noqa: E402
 
@@ -66,7 +74,6 @@ LADDER = {
 }
 RUNTIME = {"--data-on-device"}  # passed to the script when it runs, not to the composer
 LOOPS = Path(__file__).resolve().parent / "loops"
-EVERY = 20  # steps per report
 TARGETS = {"vs_minimal": 0.98, "vs_lightning": 1.2, "mfu": 0.40}  # on an H100-class GPU
 
 
@@ -131,29 +138,15 @@ class Bench:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    add_run_arguments(parser, warmup=60)
     parser.add_argument("--repeats", type=int, default=3, help="runs of each configuration")
-    parser.add_argument("--steps", type=int, default=200, help="measured steps per run")
-    parser.add_argument("--warmup", type=int, default=60, help="steps not measured")
-    parser.add_argument("--threads", type=int, help="OMP_NUM_THREADS (default: 1 on a CPU)")
     parser.add_argument("--quick", action="store_true", help="1 run of 100 steps each")
-    parser.add_argument("-o", "--output", type=Path, help="results file (default: results/...)")
     args = parser.parse_args()
     if args.quick:
         args.repeats, args.steps = 1, 100
-    args.steps = max(args.steps - args.steps % EVERY, EVERY)
-    args.warmup = max(args.warmup - args.warmup % EVERY, 2 * EVERY)
-    if args.threads is None and args.device == "cpu":
-        args.threads = 1
-    args.preset = "gpu" if args.device == "cuda" else "cpu"
-    args.lr = 1e-3  # the same for the three loops
-
-    import torch
-
-    if args.device == "cuda" and not torch.cuda.is_available():
-        parser.error("--device cuda: no CUDA device here")
-    output = args.output or ROOT / "benchmarks" / "results" / f"compose-{args.device}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)  # fails now rather than at the end
+    default = ROOT / "benchmarks" / "results" / f"compose-{args.device}.json"
+    output = settle_run_arguments(parser, args, default)
+    import torch  # after the argument checks: --help stays fast
 
     ladder = rungs(args.device)
     full = ladder[-1]

@@ -39,7 +39,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compose_runs import MEASURES, Measurement, cpu_model, environment  # noqa: E402
+from compose_runs import (  # noqa: E402
+    EVERY,
+    MEASURES,
+    Measurement,
+    add_run_arguments,
+    cpu_model,
+    environment,
+    settle_run_arguments,
+)
 
 from generator.compose import ComposeOptions, compose, read_tips_by_feature  # noqa: E402
 
@@ -88,8 +96,6 @@ for i in range(1, steps + 1):
         print(f"step {i} | samples/s", flush=True)
 """
 
-EVERY = 20  # steps per measured interval
-
 
 def run(kind: str, folder: Path, args: argparse.Namespace, env: dict[str, str]) -> tuple:
     """Run one loop; return its (samples/s by the device's measure, wall samples/s)."""
@@ -108,29 +114,15 @@ def run(kind: str, folder: Path, args: argparse.Namespace, env: dict[str, str]) 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    add_run_arguments(parser, warmup=40)
     parser.add_argument("--pairs", type=int, default=8, help="generated/minimal run pairs")
-    parser.add_argument("--steps", type=int, default=200, help="measured steps per run")
-    parser.add_argument("--warmup", type=int, default=40, help="steps not measured")
-    parser.add_argument("--threads", type=int, help="OMP_NUM_THREADS (default: 1 on a CPU)")
     parser.add_argument("--quick", action="store_true", help="1 pair of 100 steps")
-    parser.add_argument("-o", "--output", type=Path, help="results file (default: results/...)")
     args = parser.parse_args()
     if args.quick:
         args.pairs, args.steps = 1, 100
-    args.steps = max(args.steps - args.steps % EVERY, EVERY)
-    args.warmup = max(args.warmup - args.warmup % EVERY, 2 * EVERY)
-    if args.threads is None and args.device == "cpu":
-        args.threads = 1
-    args.preset = "gpu" if args.device == "cuda" else "cpu"
-    args.lr = 1e-3  # the same for both
-
-    import torch
-
-    if args.device == "cuda" and not torch.cuda.is_available():
-        parser.error("--device cuda: no CUDA device here")
-    output = args.output or ROOT / "benchmarks" / "results" / f"compose-overhead-{args.device}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)  # fails now rather than at the end
+    default = ROOT / "benchmarks" / "results" / f"compose-overhead-{args.device}.json"
+    output = settle_run_arguments(parser, args, default)
+    import torch  # after the argument checks: --help stays fast
 
     folder = Path(tempfile.mkdtemp(prefix="compose-overhead-"))
     script = compose(ComposeOptions(), read_tips_by_feature())

@@ -15,11 +15,14 @@ the warm-up and its last, so start-up, compilation and the first steps are left 
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import subprocess
 import time
 from pathlib import Path
+
+EVERY = 20  # steps per report, and so per measured interval
 
 MEASURES = {
     "cpu": "samples per CPU-second of the training loop (median over runs)",
@@ -83,3 +86,34 @@ def environment(device: str, threads: int | None) -> dict[str, str]:
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, warmup: int) -> None:
+    """The options both benchmarks take: device, steps, warm-up, threads and output file."""
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--steps", type=int, default=200, help="measured steps per run")
+    parser.add_argument("--warmup", type=int, default=warmup, help="steps not measured")
+    parser.add_argument("--threads", type=int, help="OMP_NUM_THREADS (default: 1 on a CPU)")
+    parser.add_argument("-o", "--output", type=Path, help="results file (default: results/...)")
+
+
+def settle_run_arguments(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, default_output: Path
+) -> Path:
+    """Round steps and warm-up to whole intervals, default to one CPU thread, pick the preset
+    and learning rate every loop shares; fail now, not after the runs, on a missing CUDA
+    device or an output folder that cannot be made. Returns the output file."""
+    args.steps = max(args.steps - args.steps % EVERY, EVERY)
+    args.warmup = max(args.warmup - args.warmup % EVERY, 2 * EVERY)
+    if args.threads is None and args.device == "cpu":
+        args.threads = 1
+    args.preset = "gpu" if args.device == "cuda" else "cpu"
+    args.lr = 1e-3  # the same for every loop compared
+
+    import torch
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device here")
+    output = args.output or default_output
+    output.parent.mkdir(parents=True, exist_ok=True)
+    return output
