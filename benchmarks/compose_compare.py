@@ -57,7 +57,7 @@ from compose_runs import (  # noqa: E402
     settle_run_arguments,
 )
 
-from generator.compose import compose, parse_flags, read_tips_by_feature  # noqa: E402
+from generator.compose.script import compose, parse_flags, read_tips_by_feature  # noqa: E402
 
 #: Flags added in turn, per device. --data-on-device is an option of the script (and of
 #: the two loops), not a composer flag. On a CPU, cuDNN and data placement do nothing.

@@ -49,7 +49,7 @@ from compose_runs import (  # noqa: E402
     settle_run_arguments,
 )
 
-from generator.compose import ComposeOptions, compose, read_tips_by_feature  # noqa: E402
+from generator.compose.script import ComposeOptions, compose, read_tips_by_feature  # noqa: E402
 
 #: The floor. Imports the workload from the generated train.py, so both train the same
 #: model on the same data with the same optimizer settings.

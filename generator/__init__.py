@@ -1,12 +1,16 @@
-"""The verified PyTorch tips knowledge base: records, validation, rendering and tooling.
+"""The verified PyTorch tips knowledge base: records, tools and site, one subpackage each.
 
-The CLI (``python -m generator``) is a thin layer over the library modules:
+    cli.py          python -m generator: assembles the commands below, maps errors to exit codes
+      site/         pages from the records, MkDocs hooks, Pagefind index      (uses all below)
+      bench/        measure before vs after, results files, verdicts, charts  (uses records)
+      compose/      a train.py from the chosen tips: options, flags, template (uses records)
+      lint/         PTT rules over a user's script: engine, analysis, fixes   (uses records)
+      records/      tips/*.yaml: schema, loading, validation, glossary, taxonomy, search,
+                    snippets, the harness that runs them, UI strings
+    command.py, errors.py, paths.py: the foundation every layer may use
 
-- `generator.records`: find, validate and load ``tips/*.yaml``;
-- `generator.schema`: the record schema (exported as ``tips/schema.json``);
-- `generator.search`: ranked full-text search in English and Chinese;
-- `generator.snippets` and `generator.generated`: the generated files and their freshness;
-- `generator.harness`: run a snippet and its checks the way the test suite does.
+A module imports only from its own layer and the layers below (`lint-imports`, contract in
+pyproject.toml). Torch is imported only by the code that runs snippets or measures.
 """
 
 __version__ = "0.1.0"

@@ -52,7 +52,7 @@ def test_list_filters_and_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_list_with_no_match_says_so(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from generator import records
+    from generator.records import load as records
 
     only = [records.get_tip("zero-grad-set-to-none")]
     monkeypatch.setattr(records, "load_tips", lambda: only)
@@ -99,8 +99,8 @@ def test_new_scaffolds_and_refuses_to_overwrite(
 
 
 def test_a_fresh_scaffold_is_flagged_until_filled_in(tmp_path: Path) -> None:
-    from generator.records import validate
-    from generator.scaffold import new_tip
+    from generator.records.load import validate
+    from generator.records.scaffold import new_tip
 
     path = new_tip("half-written", tips_dir=tmp_path)
     _, problems = validate([path])

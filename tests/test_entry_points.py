@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.problems import CHECKLIST_FILE, PROBLEMS_FILE, check_entry_points
-from generator.records import load_tips
+from generator.records.load import load_tips
+from generator.records.problems import CHECKLIST_FILE, PROBLEMS_FILE, check_entry_points
 
 IDS = {str(t.id) for t in load_tips()}
 
@@ -80,7 +80,8 @@ def test_a_broken_file_is_reported_with_its_line(
 
 
 def test_validate_reports_an_unknown_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator import problems, records
+    from generator.records import load as records
+    from generator.records import problems
 
     path = _copy(tmp_path, "problems", ("    - find-max-batch-size\n", "    - no-such-tip\n"))
     monkeypatch.setattr(problems, "PROBLEMS_FILE", path)

@@ -13,8 +13,19 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import cached_property
+
+from generator.lint.syntax import (
+    FUNCTIONS,
+    SCOPES,
+    dotted,
+    is_const,
+    kwarg,
+    last_name,
+    method_name,
+)
+from generator.lint.training import TrainingLoops, node_position
 
 #: Names that mean the usual module when a file uses them without importing them
 #: (snippets pasted into a notebook cell, star imports).
@@ -26,17 +37,6 @@ DEFAULT_ALIASES = {
     "dist": "torch.distributed",
 }
 
-LOOPS = (ast.For, ast.AsyncFor, ast.While)
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-#: Receivers whose ``.step()`` is an optimizer step (optimizer, opt_g, scaler, ...).
-_OPTIMIZER = re.compile(r"optim|^opt(_|$)|_opt$|scaler|^engine$|model_engine", re.I)
-#: Receivers whose ``.step()`` advances a learning-rate schedule.
-_SCHEDULER = re.compile(r"sched|^lr_|_lr$|^lr$|warmup", re.I)
-#: Receivers whose ``.backward(loss)`` takes the loss as an argument (accelerate, DeepSpeed,
-#: Lightning Fabric).
-_BACKWARD_OWNER = re.compile(r"accelerator|engine|fabric|^self$|manual_backward", re.I)
 #: Names that usually hold an ``nn.Module``.
 MODEL_NAME = re.compile(
     r"^(?:.*_)?(?:model|net|network|module|encoder|decoder|backbone|classifier)$", re.I
@@ -51,105 +51,7 @@ _AUTOCAST = {
 _NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"}
 
 
-def last_name(node: ast.AST) -> str | None:
-    """``x`` for ``x``, ``step`` for ``a.b.step``; None for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
-def dotted(node: ast.AST) -> str | None:
-    """The written dotted name of a ``Name``/``Attribute`` chain (``self.model.eval``)."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
-def root_name(node: ast.AST) -> str | None:
-    """The name at the root of attribute, call, subscript and method chains."""
-    while True:
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, ast.Attribute | ast.Subscript):
-            node = node.value
-        elif isinstance(node, ast.Call):
-            node = node.func
-        else:
-            return None
-
-
-def kwarg(call: ast.Call, name: str) -> ast.keyword | None:
-    """The keyword argument ``name`` of ``call``."""
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw
-    return None
-
-
-def has_star_kwargs(call: ast.Call) -> bool:
-    """Whether ``call`` passes ``**kwargs`` (any keyword might hide in there)."""
-    return any(kw.arg is None for kw in call.keywords)
-
-
-def has_star_args(call: ast.Call) -> bool:
-    return any(isinstance(a, ast.Starred) for a in call.args)
-
-
-def is_const(node: ast.AST | None, value: object) -> bool:
-    """Whether ``node`` is the literal ``value`` (``True`` is not ``1`` here)."""
-    return (
-        isinstance(node, ast.Constant) and type(node.value) is type(value) and node.value == value
-    )
-
-
-def method_name(call: ast.Call) -> str | None:
-    """``item`` for ``x.item()``."""
-    return call.func.attr if isinstance(call.func, ast.Attribute) else None
-
-
-def receiver(call: ast.Call) -> ast.AST | None:
-    """``x`` for ``x.item()``."""
-    return call.func.value if isinstance(call.func, ast.Attribute) else None
-
-
-def iter_region(stmts: Iterable[ast.AST], *, conditional: bool = False) -> Iterator[ast.AST]:
-    """Every node that runs when ``stmts`` run once, without entering nested functions,
-    classes or lambdas. Unless ``conditional``, the bodies of ``if``/``match`` statements
-    and exception handlers are left out (their tests are kept): what remains runs on every
-    pass."""
-    stack = list(stmts)
-    stack.reverse()
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, SCOPES):
-            continue
-        if not conditional:
-            if isinstance(node, ast.If):
-                stack.append(node.test)
-                continue
-            if isinstance(node, ast.Match):
-                stack.append(node.subject)
-                continue
-            if isinstance(node, ast.Try | ast.TryStar):
-                children: list[ast.AST] = [*node.body, *node.orelse, *node.finalbody]
-                stack.extend(reversed(children))
-                continue
-            if isinstance(node, ast.IfExp):
-                stack.append(node.test)
-                continue
-        children = list(ast.iter_child_nodes(node))
-        stack.extend(reversed(children))
-
-
-class Context:
+class Context(TrainingLoops):
     """One parsed file and the facts the rules share.
 
     Attributes:
@@ -232,13 +134,15 @@ class Context:
         if len(qualnames) == 1:
             return self.calls_by_qualname.get(qualnames[0], [])
         out = [c for q in qualnames for c in self.calls_by_qualname.get(q, [])]
-        return sorted(out, key=_pos)
+        return sorted(out, key=node_position)
 
     def methods(self, *names: str) -> list[ast.Call]:
         """Calls ``x.<name>(...)`` for any of ``names``, in source order."""
         if len(names) == 1:
             return self.calls_by_method.get(names[0], [])
-        return sorted((c for n in names for c in self.calls_by_method.get(n, [])), key=_pos)
+        return sorted(
+            (c for n in names for c in self.calls_by_method.get(n, [])), key=node_position
+        )
 
     def torch_is(self, name: str) -> bool:
         """Whether ``name`` (``torch``) is imported as that module in this file (a fix may
@@ -349,117 +253,6 @@ class Context:
         return False
 
     # --- training loops --------------------------------------------------------------------
-
-    def is_backward(self, call: ast.Call) -> bool:
-        return method_name(call) == "backward"
-
-    def is_optimizer_step(self, call: ast.Call) -> bool:
-        """``optimizer.step()``, ``opt_g.step()``, ``scaler.step(optimizer)``."""
-        if method_name(call) != "step":
-            return False
-        name = last_name(call.func.value)  # type: ignore[attr-defined]
-        if name is None or _SCHEDULER.search(name):
-            return False
-        return bool(_OPTIMIZER.search(name))
-
-    def is_scheduler_step(self, call: ast.Call) -> bool:
-        if method_name(call) != "step":
-            return False
-        recv = call.func.value  # type: ignore[attr-defined]
-        name = last_name(recv)
-        if name is None:
-            return False
-        if _SCHEDULER.search(name):
-            return True
-        return isinstance(recv, ast.Name) and self.assigned_from_prefix(
-            recv.id, "torch.optim.lr_scheduler."
-        )
-
-    def assigned_from_prefix(self, name: str, prefix: str) -> bool:
-        for value in self.assignments.get(name, ()):
-            if isinstance(value, ast.Call):
-                q = self.qualname(value.func)
-                if q is not None and q.startswith(prefix):
-                    return True
-        return False
-
-    def own_nodes(self, loop: ast.AST) -> list[ast.AST]:
-        """The nodes of a loop's body, without nested loops' bodies or nested scopes."""
-        out = []
-        stack = list(loop.body)  # type: ignore[attr-defined]
-        while stack:
-            node = stack.pop()
-            out.append(node)
-            if isinstance(node, SCOPES):
-                continue
-            if isinstance(node, LOOPS):
-                stack.append(node.iter if isinstance(node, ast.For | ast.AsyncFor) else node.test)
-                continue
-            stack.extend(ast.iter_child_nodes(node))
-        return out
-
-    @cached_property
-    def training_loops(self) -> list[ast.For | ast.AsyncFor | ast.While]:
-        """Loops whose own body calls ``backward()`` or an optimizer's ``step()``."""
-        out = []
-        for kind in LOOPS:
-            for loop in self.by_type[kind]:
-                for node in self.own_nodes(loop):
-                    if isinstance(node, ast.Call) and (
-                        self.is_backward(node) or self.is_optimizer_step(node)
-                    ):
-                        out.append(loop)
-                        break
-        return sorted(out, key=_pos)  # type: ignore[arg-type]
-
-    def memo(self, kind: str, node: ast.AST, compute):  # type: ignore[no-untyped-def]
-        """``compute()``, computed once per file for ``(kind, node)``."""
-        key = (kind, node)
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
-
-    def step_nodes(self, loop: ast.AST) -> list[ast.AST]:
-        """The nodes of ``loop`` that run on every iteration (see `iter_region`)."""
-        return self.memo("step", loop, lambda: list(iter_region(loop.body)))  # type: ignore[attr-defined]
-
-    def all_nodes(self, loop: ast.AST) -> list[ast.AST]:
-        """The nodes of ``loop``'s body, conditional ones included (not nested scopes)."""
-        return self.memo(
-            "all",
-            loop,
-            lambda: list(iter_region(loop.body, conditional=True)),  # type: ignore[attr-defined]
-        )
-
-    def loss_names(self, loop: ast.AST) -> set[str]:
-        """Names whose value a loop passes to ``backward()``: ``loss`` in ``loss.backward()``,
-        ``scaler.scale(loss).backward()`` and ``accelerator.backward(loss)``."""
-
-        def compute() -> set[str]:
-            out: set[str] = set()
-            for node in self.all_nodes(loop):
-                if isinstance(node, ast.Call) and self.is_backward(node):
-                    out |= self.backward_losses(node)
-            return out
-
-        return set(self.memo("loss", loop, compute))
-
-    def backward_losses(self, call: ast.Call) -> set[str]:
-        recv = receiver(call)
-        owner = last_name(recv) if recv is not None else None
-        if call.args and owner is not None and _BACKWARD_OWNER.search(owner):
-            arg = call.args[0]
-            return {arg.id} if isinstance(arg, ast.Name) else set()
-        if isinstance(recv, ast.Name):
-            return {recv.id}
-        if isinstance(recv, ast.Call) and method_name(recv) == "scale" and recv.args:
-            arg = recv.args[0]
-            return {arg.id} if isinstance(arg, ast.Name) else set()
-        return set()
-
-    def in_training_loop(self, node: ast.AST) -> bool:
-        loops = set(self.training_loops)
-        return any(anc in loops for anc in self.ancestors(node))
 
     # --- recurring facts -------------------------------------------------------------------
 
@@ -602,38 +395,6 @@ class Context:
                 return False
         return False
 
-    @cached_property
-    def functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-        """Functions of this file by name (the last definition wins)."""
-        out = {}
-        for kind in FUNCTIONS:
-            for f in self.by_type[kind]:
-                assert isinstance(f, FUNCTIONS)
-                out[f.name] = f
-        return out
-
-    def _calls_in(self, node: ast.AST, pred, follow: bool) -> bool:  # type: ignore[no-untyped-def]
-        for n in iter_region([node], conditional=True):
-            if isinstance(n, ast.Call):
-                if pred(n):
-                    return True
-                if follow and isinstance(n.func, ast.Name) and n.func.id in self.functions:
-                    func = self.functions[n.func.id]
-                    if any(self._calls_in(s, pred, False) for s in func.body):
-                        return True
-        return False
-
-    def steps_optimizer(self, node: ast.AST, follow: bool = True) -> bool:
-        """Whether ``node`` calls an optimizer's ``step()``, itself or through a function of
-        this file it calls (one level)."""
-        return self._calls_in(node, self.is_optimizer_step, follow)
-
-    def trains(self, node: ast.AST, follow: bool = True) -> bool:
-        """Whether ``node`` calls ``backward()`` or an optimizer step (one level of calls)."""
-        return self._calls_in(
-            node, lambda c: self.is_backward(c) or self.is_optimizer_step(c), follow
-        )
-
 
 def _is_main_check(test: ast.AST) -> bool:
     return (
@@ -641,7 +402,3 @@ def _is_main_check(test: ast.AST) -> bool:
         and isinstance(test.left, ast.Name)
         and test.left.id == "__name__"
     )
-
-
-def _pos(node: ast.AST) -> tuple[int, int]:
-    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from generator.lint.rules import RULES
 from generator.lint.rules.base import Rule
-from generator.schema import Tip
+from generator.records.schema import Tip
 
 #: What users put in `.pre-commit-config.yaml`; the lead sets the public URL and a tag.
 
@@ -32,7 +32,7 @@ class RuleRow:
 def rule_rows(lang: str, tips: Sequence[Tip] | None = None) -> list[RuleRow]:
     """The rules in code order, each with the title of its tip in ``lang``."""
     if tips is None:
-        from generator.records import load_tips
+        from generator.records.load import load_tips
 
         tips = load_tips()
     titles = {t.id: t.title.get(lang) for t in tips}
@@ -68,8 +68,8 @@ def _example(rule: type[Rule]) -> tuple[str, str]:
 
 def page_markdown(lang: str, tips: Sequence[Tip] | None = None) -> str:
     """The Markdown of the page in ``lang`` (``en`` or ``zh``)."""
-    from generator.render import render
-    from generator.ui import labels
+    from generator.records.render import render
+    from generator.records.ui import labels
 
     example = next(r for r in RULES if r.code == "PTT011")
     line, summary = _example(example)

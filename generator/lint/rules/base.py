@@ -3,7 +3,7 @@
 A rule is a small class in the style of Fixit 2's ``LintRule``: a stable ``code``, a
 ``severity``, a one-line ``message``, the ``tip`` it enforces (``tips/<tip>.yaml``), whether
 it can fix what it finds, and ``VALID`` / ``INVALID`` example code that the test suite runs
-(``tests/test_lint.py``). Its docstring says why the pattern is a problem; the rule table
+(``tests/lint/test_lint.py``). Its docstring says why the pattern is a problem; the rule table
 of the site is generated from these attributes. `Rule.check` receives the analysed
 file (`generator.lint.analysis.Context`) and yields `Report` objects.
 """

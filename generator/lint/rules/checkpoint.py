@@ -5,15 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from generator.lint.analysis import (
-    Context,
-    has_star_kwargs,
-    is_const,
-    kwarg,
-    method_name,
-    receiver,
-)
+from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule, add_keyword
+from generator.lint.syntax import has_star_kwargs, is_const, kwarg, method_name, receiver
 
 _LOAD = ("torch.load", "torch.serialization.load")
 _SAVE = ("torch.save", "torch.serialization.save")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from generator.lint.analysis import (
-    Context,
+from generator.lint.analysis import Context
+from generator.lint.rules.base import Edit, Invalid, Report, Rule, add_keyword, end_of
+from generator.lint.syntax import (
     has_star_kwargs,
     is_const,
     kwarg,
@@ -15,7 +16,6 @@ from generator.lint.analysis import (
     receiver,
     root_name,
 )
-from generator.lint.rules.base import Edit, Invalid, Report, Rule, add_keyword, end_of
 
 _DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 _SAMPLER = (

@@ -5,16 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from generator.lint.analysis import (
-    Context,
-    has_star_kwargs,
-    is_const,
-    kwarg,
-    method_name,
-    receiver,
-)
+from generator.lint.analysis import Context
 from generator.lint.rules.base import Report, Rule
 from generator.lint.rules.model import _is_module_call
+from generator.lint.syntax import has_star_kwargs, is_const, kwarg, method_name, receiver
 
 _SAVES_OUTPUT = {
     "torch.sigmoid",

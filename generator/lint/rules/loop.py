@@ -10,8 +10,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from generator.lint.analysis import Context, iter_region, method_name, receiver, root_name
+from generator.lint.analysis import Context
 from generator.lint.rules.base import Report, Rule
+from generator.lint.syntax import iter_region, method_name, receiver, root_name
 
 _TO_HOST = {"item", "tolist", "cpu", "numpy"}
 _CONVERTED = {"item", "tolist", "detach", "numpy"}

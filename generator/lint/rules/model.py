@@ -5,15 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from generator.lint.analysis import (
-    Context,
-    has_star_kwargs,
-    is_const,
-    kwarg,
-    method_name,
-    receiver,
-)
+from generator.lint.analysis import Context
 from generator.lint.rules.base import Report, Rule
+from generator.lint.syntax import has_star_kwargs, is_const, kwarg, method_name, receiver
 
 _CONV = {f"torch.nn.Conv{d}d" for d in (1, 2, 3)} | {
     f"torch.nn.ConvTranspose{d}d" for d in (1, 2, 3)

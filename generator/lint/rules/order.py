@@ -6,15 +6,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from generator.lint.analysis import (
-    Context,
-    is_const,
-    iter_region,
-    kwarg,
-    method_name,
-    receiver,
-)
+from generator.lint.analysis import Context
 from generator.lint.rules.base import Edit, Invalid, Report, Rule, end_of
+from generator.lint.syntax import is_const, iter_region, kwarg, method_name, receiver
 
 _CLIP = {
     "torch.nn.utils.clip_grad_norm",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from generator.lint.analysis import Context, is_const, iter_region, kwarg, method_name
+from generator.lint.analysis import Context
 from generator.lint.rules.base import Report, Rule
+from generator.lint.syntax import is_const, iter_region, kwarg, method_name
 
 _DETERMINISTIC = "torch.use_deterministic_algorithms"
 _PROFILE = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from generator.lint.analysis import Context, has_star_args
+from generator.lint.analysis import Context
 from generator.lint.rules.base import (
     Invalid,
     Report,
@@ -17,6 +17,7 @@ from generator.lint.rules.base import (
     replace,
     start_of,
 )
+from generator.lint.syntax import has_star_args
 
 _AMP_DEVICE = {"torch.cuda.amp": "cuda", "torch.cpu.amp": "cpu"}
 

@@ -1,0 +1,131 @@
+"""The words and number formats of the benchmark views: durations, bytes, ratios with their
+interval, the machine a result was measured on, the regime and size labels. The texts come
+from ``generator/templates/site/ui.yaml`` (passed in as ``L``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from generator.bench.chart import fmt_ratio
+from generator.bench.results import Environment
+from generator.bench.stats import TOLERANCE
+from generator.records.schema import Tip
+
+#: The relative difference never called significant, as the method text shows it.
+TOLERANCE_TEXT = f"{TOLERANCE:.0%}"
+
+
+def device_name(device: str, L: Mapping[str, str]) -> str:  # noqa: N803
+    """The name a results device (``cpu``, ``cuda``) is shown under."""
+    return L["device_name_" + device]
+
+
+def fmt_seconds(s: float) -> str:
+    """A duration with a readable unit: ``356 ms``, ``12.3 µs``, ``1.20 s``."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if s >= scale or unit == "ns":
+            v = s / scale
+            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
+    raise AssertionError  # pragma: no cover
+
+
+def fmt_bytes(n: int) -> str:
+    """A byte count in binary units: ``0 B``, ``512 B``, ``1.5 KiB``, ``24.0 MiB``."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError  # pragma: no cover
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def env_text(env: Environment, device: str, L: Mapping[str, str]) -> str:  # noqa: N803
+    """Where a results file was measured, in one line (on CUDA: the GPU, its compute
+    capability, memory and driver, the CUDA and torch versions)."""
+    if device == "cuda":
+        extra = []
+        if env.gpu_memory_bytes:
+            extra.append(
+                L["bench_env_gpu_memory"].format(gib=f"{env.gpu_memory_bytes / 2**30:.0f}")
+            )
+        if env.gpu_driver:
+            extra.append(L["bench_env_gpu_driver"].format(driver=env.gpu_driver))
+        return L["bench_env_gpu"].format(
+            gpu=env.gpu_name,
+            cc=env.gpu_compute_capability,
+            extra="".join(extra),
+            torch=env.torch,
+            cuda=env.cuda,
+            date=env.date[:10],
+        )
+    return L["bench_env_cpu"].format(
+        cores=env.cpu_cores,
+        arch=env.cpu_arch,
+        model=env.cpu_model,
+        isa=f", {env.cpu_capability}" if env.cpu_capability else "",
+        threads=env.num_threads,
+        torch=env.torch,
+        date=env.date[:10],
+    )
+
+
+def time_text(ratio: float, low: float, high: float, verdict: str, L: Mapping[str, str]) -> str:  # noqa: N803
+    """``1.84× faster (1.69–1.98)``; a slow-down is shown as its own factor, above 1."""
+    if verdict == "faster":
+        return L["bench_faster"].format(
+            ratio=fmt_ratio(ratio), low=fmt_ratio(low), high=fmt_ratio(high)
+        )
+    if verdict == "slower":
+        return L["bench_slower"].format(
+            ratio=fmt_ratio(1 / ratio), low=fmt_ratio(1 / high), high=fmt_ratio(1 / low)
+        )
+    return L["bench_same"].format(low=fmt_ratio(low), high=fmt_ratio(high))
+
+
+def memory_text(ratio: float | None, verdict: str, what: str, L: Mapping[str, str]) -> str:  # noqa: N803
+    """``2.00× less memory (what the bytes are)``."""
+    if verdict == "less-memory":
+        if ratio is None:
+            return L["bench_less_all"].format(what=what)
+        return L["bench_less"].format(ratio=fmt_ratio(ratio), what=what)
+    if verdict == "more-memory":
+        return L["bench_more"].format(ratio=fmt_ratio(1 / ratio if ratio else 1.0), what=what)
+    return L["bench_mem_same"].format(what=what)
+
+
+def slower_by_design(tip: Tip, verdict: str) -> bool:
+    """A memory tip whose after form is slower: it pays time for the memory it saves."""
+    return tip.bench is not None and tip.bench.kind == "memory" and verdict == "slower"
+
+
+def spread(median: float, q1: float, q3: float, L: Mapping[str, str]) -> str:  # noqa: N803
+    return L["bench_spread"].format(
+        median=fmt_seconds(median), q1=fmt_seconds(q1), q3=fmt_seconds(q3)
+    )
+
+
+def fmt_sizes(sizes: Mapping[str, object]) -> str:
+    """The sizes a result was measured at, as a code span: ``batch=256, width=4096``."""
+    if not sizes:
+        return ""
+    text = ", ".join(
+        f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in sizes.items()
+    )
+    return f"`{cell(text)}`"
+
+
+def regime_label(regime: str, L: Mapping[str, str]) -> str:  # noqa: N803
+    """``launch-bound`` / ``compute-bound`` in the page's language; empty for ``default``."""
+    return "" if regime == "default" else L["regime_" + regime.replace("-", "_")]
+
+
+def device_label(name: str, regime: str, L: Mapping[str, str]) -> str:  # noqa: N803
+    """``CUDA`` or, for one of several regimes, ``CUDA, compute-bound``."""
+    label = regime_label(regime, L)
+    return L["device_regime"].format(device=name, regime=label) if label else name

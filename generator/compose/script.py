@@ -1,0 +1,178 @@
+"""The composer: write a ``train.py`` that applies exactly the chosen tips.
+
+``python -m generator compose --amp --accum 4 --ddp -o train.py`` turns composer flags into a
+`ComposeOptions`, rejects contradictory choices (`ContradictoryOptions`, exit 2,
+before anything is written), renders ``templates/compose/train.py.j2`` and writes the result
+atomically. Every block of the script cites the tips behind it (``# tip: <id> (tips/<id>/)``):
+the tips whose record declares ``compose: <feature>`` for a chosen feature, and the
+``compose: always`` tips on the blocks every script has.
+
+The pieces live in modules named for what they hold, re-exported here:
+`generator.compose.options` (the choices and their validation),
+`generator.compose.tips` (which tips each block cites), `generator.compose.flags`
+(the subcommand's flags) and `generator.compose.results` (the measured figures the
+composer page shows). This module renders and writes.
+
+None of them imports torch or Jinja at import time, so building the CLI parser stays cheap;
+rendering imports Jinja, and the tip records are read only when composing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from generator.compose.flags import FLAG_HELP, add_arguments, options_from_args, parse_flags
+from generator.compose.options import (
+    AMP_DTYPES,
+    CORE_FEATURES,
+    DEVICES,
+    ComposeError,
+    ComposeOptions,
+    ContradictoryOptions,
+    OutputExists,
+    validate,
+)
+from generator.compose.results import RESULTS_PLACEHOLDER, expand_results
+from generator.compose.tips import (
+    BLOCK_WORDS,
+    Citations,
+    cite_function,
+    read_tips_by_feature,
+    tips_by_feature,
+)
+
+__all__ = [
+    "AMP_DTYPES",
+    "BLOCK_WORDS",
+    "CORE_FEATURES",
+    "DEVICES",
+    "FLAG_HELP",
+    "PLACEHOLDER",
+    "TEMPLATE",
+    "ComposeError",
+    "ComposeOptions",
+    "ContradictoryOptions",
+    "OutputExists",
+    "add_arguments",
+    "cited_tips",
+    "compose",
+    "expand_placeholders",
+    "options_from_args",
+    "parse_flags",
+    "read_tips_by_feature",
+    "tips_by_feature",
+    "validate",
+    "write_script",
+]
+
+TEMPLATE = "compose/train.py.j2"
+
+
+def compose(
+    options: ComposeOptions,
+    cites: Mapping[str, Sequence[str]],
+    script_name: str = "train.py",
+) -> str:
+    """Render the training script for ``options``.
+
+    Args:
+        options: the composer's choices (validated here).
+        cites: feature -> ids of the tips that declare it, from `tips_by_feature` or
+            `read_tips_by_feature`. A feature without tips is applied uncited.
+        script_name: the file name the docstring's run commands use.
+
+    Returns:
+        The script's source code, formatted as ``ruff format`` would.
+
+    Raises:
+        ContradictoryOptions: the options contradict each other.
+    """
+    from generator.records.render import render
+
+    validate(options)
+    context: dict[str, Any] = {
+        "o": options,
+        "command": options.command(),
+        "script": script_name,
+    }
+    # Pass 1 learns which blocks this script has, so a feature's main block can cite exactly
+    # the tips that no more specific block of the same script cites.
+    blocks: set[str] = set()
+    render(TEMPLATE, cite=cite_function(None, blocks), **context)
+    citations = Citations({f: sorted(ids) for f, ids in cites.items()}, blocks)
+    return render(TEMPLATE, cite=cite_function(citations, set()), **context)
+
+
+#: A Markdown line that stands for the script composed with its flags, e.g.
+#: ``<!-- compose: --amp --accum 4 --ddp -->`` in ``docs/composer.md``.
+PLACEHOLDER = re.compile(r"^<!-- compose:(?P<flags>[^>]*)-->$", re.M)
+
+
+def expand_placeholders(markdown: str, cites: Mapping[str, Sequence[str]]) -> str:
+    """Replace each `PLACEHOLDER` line of ``markdown`` with the composed script, and
+    each ``<!-- compose-results: DEVICE [LANG] -->`` line with the measured figures
+    (`generator.compose.results.expand_results`).
+
+    The script comes as a fenced ``python`` block, so the docs always show what the composer
+    writes today.
+
+    Raises:
+        ContradictoryOptions: a placeholder's flags contradict each other.
+        ComposeError: a placeholder's flags do not parse.
+    """
+
+    def script(match: re.Match[str]) -> str:
+        try:
+            chosen = parse_flags(match["flags"].split())
+        except ContradictoryOptions:
+            raise
+        except ComposeError:
+            raise ComposeError(f"bad flags in {match[0]!r}") from None
+        return f"``` python\n{compose(chosen, cites)}```"
+
+    markdown = PLACEHOLDER.sub(script, markdown)
+    if RESULTS_PLACEHOLDER.search(markdown):
+        markdown = expand_results(markdown)
+    return markdown
+
+
+def cited_tips(script: str) -> list[str]:
+    """The tip ids a composed script cites, in order of first appearance."""
+    out: list[str] = []
+    for line in script.splitlines():
+        text = line.strip()
+        if text.startswith("# tip: "):
+            tip_id = text.removeprefix("# tip: ").split(" ", 1)[0]
+            if tip_id not in out:
+                out.append(tip_id)
+    return out
+
+
+def write_script(text: str, path: Path, force: bool = False) -> None:
+    """Write ``text`` to ``path`` atomically (a temporary file, then ``os.replace``).
+
+    The new file gets the usual permissions (0666 minus the umask), not a temporary file's.
+
+    Raises:
+        OutputExists: ``path`` exists and ``force`` is false, or it is a folder.
+    """
+    if path.is_dir():
+        raise OutputExists(f"{path} is a folder: give the script's file name")
+    if path.exists() and not force:
+        raise OutputExists(f"{path} exists: use --force to overwrite it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,215 @@
+"""The records' subcommands: ``list``, ``show``, ``search``, ``new``, ``snippets``, ``check``
+and ``run``. Each imports what it needs when it runs (``run`` is the only one that starts torch,
+in a child process)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from generator import paths
+from generator.command import Command, print_line, relative
+from generator.errors import NotFound, UserError
+from generator.records.taxonomy import CATEGORIES, DEVICES, TAGS
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from generator.records.load import load_tips
+
+    tips = [
+        t
+        for t in load_tips()
+        if (args.category is None or t.category == args.category)
+        and (args.tag is None or args.tag in t.tags)
+        and (args.device is None or args.device in t.hardware.devices)
+    ]
+    if args.json:
+        print_line(
+            json.dumps([t.model_dump(mode="json") for t in tips], ensure_ascii=False, indent=2)
+        )
+        return 0
+    if not tips:
+        raise NotFound("no tip matches these filters")
+    width = max(len(t.id or "") for t in tips)
+    for t in tips:
+        devices = ",".join(t.hardware.devices)
+        title = t.title.get(args.lang)
+        print_line(f"{t.id:<{width}}  {t.category:<15} {devices:<14} {title}")
+    print_line(f"\n{len(tips)} tip(s).")
+    return 0
+
+
+def _add_list(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--category", choices=sorted(CATEGORIES), help="only this category")
+    p.add_argument("--tag", choices=sorted(TAGS), metavar="TAG", help="only tips with this tag")
+    p.add_argument("--device", choices=sorted(DEVICES), help="only tips that run on this device")
+    p.add_argument("--lang", choices=["en", "zh"], default="en", help="title language")
+    p.add_argument("--json", action="store_true", help="print the full records as JSON")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from generator.records.load import get_tip
+    from generator.records.terminal import render_tip
+
+    sys.stdout.write(render_tip(get_tip(args.id), args.lang))
+    return 0
+
+
+def _add_show(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="tip id (the file name in tips/ without .yaml)")
+    p.add_argument("--lang", choices=["en", "zh"], default="en", help="language (default: en)")
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from generator.records.load import load_tips
+    from generator.records.search import detect_lang, problem_keywords, search
+
+    query = " ".join(args.query)
+    tips = load_tips()
+    lang = detect_lang(query) if args.lang == "auto" else args.lang
+    hits = search(tips, query, lang=lang, limit=args.limit, keywords=problem_keywords(tips, lang))
+    if args.json:
+        print_line(json.dumps([h.__dict__ for h in hits], ensure_ascii=False, indent=2))
+        return 0 if hits else 1
+    if not hits:
+        raise NotFound(f"no tip matches {query!r}")
+    width = max(len(h.id) for h in hits)
+    for rank, hit in enumerate(hits, 1):
+        print_line(f"{rank:>2}. {hit.id:<{width}}  {hit.title}")
+        print_line(f"    {'':<{width}}  {hit.summary}")
+    return 0
+
+
+def _add_search(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", nargs="+", help="words, API names (no_grad) or Chinese (显存)")
+    p.add_argument(
+        "--lang",
+        choices=["auto", "en", "zh"],
+        default="auto",
+        help="language to search (default: zh for Chinese queries, else en)",
+    )
+    p.add_argument("--limit", type=positive_int, default=10, help="most results (default: 10)")
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from generator.records.scaffold import new_tip
+
+    path = new_tip(args.id, args.category)
+    print_line(f"created {relative(path)}")
+    print_line("Fill in every TODO, then run: python -m generator validate " + relative(path))
+    return 0
+
+
+def _add_new(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="new tip id: lowercase words joined by hyphens")
+    p.add_argument("--category", choices=sorted(CATEGORIES), default="training-loop")
+
+
+def cmd_snippets(args: argparse.Namespace) -> int:
+    from generator.records.generated import write_atomic, write_files
+    from generator.records.load import load_tips
+    from generator.records.snippets import snippet_files
+
+    if args.ids:
+        # Only these tips' snippets: handy while writing a tip when other records are mid-edit.
+        files = snippet_files(load_tips([paths.TIPS / f"{i}.yaml" for i in args.ids]))
+        for path, content in files.items():
+            write_atomic(path, content)
+            print_line(f"wrote {relative(path)}")
+        return 0
+    touched = write_files(load_tips())
+    for path in touched:
+        print_line(f"wrote {relative(path)}" if path.exists() else f"removed {relative(path)}")
+    print_line(
+        f"{len(touched)} file(s) changed." if touched else "All generated files are up to date."
+    )
+    return 0
+
+
+def _add_snippets(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these tips' snippets (default: all)")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from generator.records.generated import stale_files
+    from generator.records.load import load_tips
+
+    stale = stale_files(load_tips())
+    for path, why in stale:
+        sys.stderr.write(f"stale: {relative(path)} ({why})\n")
+    if stale:
+        sys.stderr.write(
+            f"{len(stale)} generated file(s) are stale: run `python -m generator snippets`.\n"
+        )
+        return 1
+    print_line("All generated files are up to date.")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from generator.records.harness import run_variant
+    from generator.records.load import get_tip
+    from generator.records.snippets import snippet_path
+
+    tip = get_tip(args.id)
+    variants = tip.variants()
+    if not variants:
+        raise UserError(f"{args.id} is advice only: it has no code to run")
+    runs_on = set(tip.hardware.devices) | (
+        {"cuda"} if "multi-gpu" in tip.hardware.devices else set()
+    )
+    if args.device not in runs_on:
+        raise UserError(
+            f"{args.id} does not run on {args.device} (hardware.devices: "
+            f"{', '.join(tip.hardware.devices)}); pass --device {sorted(runs_on)[0]}"
+        )
+    names = [args.variant] if args.variant else list(variants)
+    failed = 0
+    for name in names:
+        if name not in variants:
+            raise UserError(f"{args.id} has no {name!r} snippet")
+        variant = variants[name]
+        filename = relative(snippet_path(tip.id or "", name))
+        result = run_variant(variant.code, variant.checks, filename, device=args.device)
+        sys.stdout.write(result.output)
+        print_line(f"{'ok' if result.ok else 'FAILED'}: {args.id} {name} on {args.device}")
+        failed += not result.ok
+    return 1 if failed else 0
+
+
+def _add_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="tip id")
+    p.add_argument("--variant", choices=["before", "after"], help="only this snippet")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="default: cpu")
+
+
+COMMANDS = {
+    "list": Command("List tips, optionally filtered.", _add_list, cmd_list),
+    "show": Command(
+        "Show one tip in the terminal: why, caveats, before/after code.", _add_show, cmd_show
+    ),
+    "search": Command(
+        "Full-text search over titles, summaries, prose, tags and code.", _add_search, cmd_search
+    ),
+    "new": Command("Create tips/ID.yaml from the template (never overwrites).", _add_new, cmd_new),
+    "snippets": Command(
+        "Write the generated files: snippets/ and tips/schema.json.", _add_snippets, cmd_snippets
+    ),
+    "check": Command("Exit 1 naming each generated file that is stale.", lambda p: None, cmd_check),
+    "run": Command(
+        "Run a tip's snippets and checks the way the test suite does.", _add_run, cmd_run
+    ),
+}

@@ -1,0 +1,247 @@
+"""Problem-first entry points: the curated tip lists of the home page and the launch checklist.
+
+Both are data in ``tips/``:
+
+- ``tips/_problems.yaml``: one entry per problem a user arrives with (out of memory, slow
+  training, several GPUs, reproducibility, checkpoints), each a title, an introduction, the
+  words users search for it with, and the ids of the tips to read, in reading order;
+- ``tips/_checklist.yaml``: the "Before you launch" checks, one line each, each naming the tip
+  that explains it.
+
+Each becomes a page (``problems/<slug>.md``, ``checklist.md``, both languages). An unknown tip
+id is an error of ``python -m generator validate`` and of the build, as is a Chinese text that
+uses a variant the glossary avoids.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, RootModel, ValidationError, field_validator
+
+from generator import paths
+from generator.errors import InvalidRecords, Problem
+from generator.records.schema import Strict, Text
+from generator.records.yamlio import Loc, YamlProblem, read_document
+
+PROBLEMS_FILE = paths.TIPS / "_problems.yaml"
+CHECKLIST_FILE = paths.TIPS / "_checklist.yaml"
+
+
+class Keywords(Strict):
+    """Words users type for a problem, per language."""
+
+    en: list[str] = Field(min_length=1, description="English search words.")
+    zh: list[str] = Field(min_length=1, description="Chinese search words.")
+
+    def get(self, lang: str) -> list[str]:
+        """The words in ``lang``."""
+        return self.zh if lang == "zh" else self.en
+
+
+class Entry(Strict):
+    """One problem and the tips that address it, in reading order."""
+
+    title: Text = Field(description="The problem as the user would put it (page title, card).")
+    icon: str = Field(
+        pattern=r"^[a-z0-9-]+$",
+        description="Material Design icon of the home page card, such as `memory`.",
+    )
+    intro: Text = Field(description="One or two sentences: what to do first, shown on the page.")
+    keywords: Keywords = Field(
+        description="What users search for with this problem; every listed tip is found by them."
+    )
+    tips: list[str] = Field(min_length=3, description="Tip ids, most useful first.")
+
+    @field_validator("tips")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("a tip is listed twice")
+        return value
+
+
+class Check(Strict):
+    """One line of the checklist."""
+
+    check: Text = Field(description="The check, one line, imperative.")
+    tip: str = Field(min_length=1, description="Id of the tip that explains it.")
+
+
+class Checklist(Strict):
+    """The "Before you launch" page."""
+
+    title: Text = Field(description="Page title.")
+    intro: Text = Field(description="Paragraph under the title.")
+    checks: list[Check] = Field(min_length=5, description="The checks, in the order to run them.")
+
+
+class EntryPoints(Strict):
+    """Both files, loaded and checked against the tips."""
+
+    problems: dict[str, Entry]
+    checklist: Checklist
+
+    def keywords_by_tip(self, lang: str) -> dict[str, list[str]]:
+        """For each tip id, the titles and search words of the problems that list it."""
+        out: dict[str, list[str]] = {}
+        for entry in self.problems.values():
+            for tip_id in entry.tips:
+                out.setdefault(tip_id, []).extend(
+                    [entry.title.get(lang), *entry.keywords.get(lang)]
+                )
+        return out
+
+
+class _ProblemsFile(RootModel[dict[str, Entry]]):
+    """``tips/_problems.yaml``: problem slug -> entry."""
+
+    @field_validator("root")
+    @classmethod
+    def _slugs(cls, value: dict[str, Entry]) -> dict[str, Entry]:
+        bad = [k for k in value if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", k)]
+        if bad:
+            raise ValueError(f"problem slugs are lowercase words joined by '-': {bad}")
+        if len(value) < 3:
+            raise ValueError("list at least three problems")
+        return value
+
+
+def _display(path: Path) -> str:
+    return str(path.relative_to(paths.ROOT)) if path.is_relative_to(paths.ROOT) else str(path)
+
+
+def _load(path: Path, model: Any) -> tuple[Any, Any]:
+    file = _display(path)
+    try:
+        doc = read_document(path)
+    except YamlProblem as err:
+        raise InvalidRecords([Problem(file, err.line, "(file)", err.reason)]) from None
+    try:
+        return model.model_validate(doc.data), doc
+    except ValidationError as err:
+        raise InvalidRecords(
+            [
+                Problem(file, doc.line_of(e["loc"]), ".".join(map(str, e["loc"])), e["msg"])
+                for e in err.errors()
+            ]
+        ) from None
+
+
+def _unknown(
+    file: str, doc: Any, refs: Iterable[tuple[Loc, str]], known: set[str]
+) -> list[Problem]:
+    return [
+        Problem(file, doc.line_of(loc), ".".join(map(str, loc)), f"no tip has the id {tip_id!r}")
+        for loc, tip_id in refs
+        if tip_id not in known
+    ]
+
+
+def _glossary(file: str, doc: Any, texts: Iterable[tuple[Loc, str]]) -> list[Problem]:
+    from generator.records.glossary import find_variants, load_glossary
+
+    glossary = load_glossary()
+    return [
+        Problem(
+            file,
+            doc.line_of(loc),
+            ".".join(map(str, loc)),
+            f"uses {variant!r}: the glossary term is {term!r} (tips/_glossary.yaml)",
+        )
+        for loc, text in texts
+        for variant, term in find_variants(text, glossary)
+    ]
+
+
+def check_entry_points(
+    known: set[str], problems_file: Path = PROBLEMS_FILE, checklist_file: Path = CHECKLIST_FILE
+) -> tuple[EntryPoints | None, list[Problem]]:
+    """Load both files and check them against the tip ids in ``known``.
+
+    Returns the entry points (``None`` when a file does not load) and every problem found:
+    unknown tip ids, and Chinese texts that use a variant the glossary avoids.
+    """
+    try:
+        raw_problems, pdoc = _load(problems_file, _ProblemsFile)
+        checklist, cdoc = _load(checklist_file, Checklist)
+    except InvalidRecords as err:
+        return None, list(err.problems)
+    pfile, cfile = _display(problems_file), _display(checklist_file)
+    found = _unknown(
+        pfile,
+        pdoc,
+        (
+            ((slug, "tips", i), tip_id)
+            for slug, entry in raw_problems.root.items()
+            for i, tip_id in enumerate(entry.tips)
+        ),
+        known,
+    )
+    found += _unknown(
+        cfile, cdoc, ((("checks", i, "tip"), c.tip) for i, c in enumerate(checklist.checks)), known
+    )
+    found += _glossary(
+        pfile,
+        pdoc,
+        (
+            ((slug, field, "zh"), getattr(entry, field).zh)
+            for slug, entry in raw_problems.root.items()
+            for field in ("title", "intro")
+        ),
+    )
+    found += _glossary(
+        cfile,
+        cdoc,
+        [(("title", "zh"), checklist.title.zh), (("intro", "zh"), checklist.intro.zh)]
+        + [(("checks", i, "check", "zh"), c.check.zh) for i, c in enumerate(checklist.checks)],
+    )
+    return EntryPoints(problems=dict(raw_problems.root), checklist=checklist), found
+
+
+@functools.cache
+def load_entry_points(known: frozenset[str]) -> EntryPoints:
+    """The problems and the checklist, checked against the tip ids in ``known``.
+
+    Raises:
+        InvalidRecords: a file does not load, names an unknown tip, or breaks the glossary.
+    """
+    entry_points, found = check_entry_points(set(known))
+    if found or entry_points is None:
+        raise InvalidRecords(found)
+    return entry_points
+
+
+def page_files(
+    entry_points: EntryPoints,
+    tips_by_id: Mapping[str, Any],
+    labels: Mapping[str, Mapping[str, str]],
+    langs: Sequence[str] = ("en", "zh"),
+) -> dict[Path, str]:
+    """The problem pages and the checklist page in every language, by path under docs/."""
+    from generator.records.render import render
+
+    files: dict[Path, str] = {}
+    for lang in langs:
+        suffix = ".md" if lang == "en" else f".{lang}.md"
+        for slug, entry in entry_points.problems.items():
+            files[paths.DOCS / "problems" / f"{slug}{suffix}"] = render(
+                "site/problem.md.j2",
+                slug=slug,
+                entry=entry,
+                tips=[tips_by_id[t] for t in entry.tips],
+                lang=lang,
+                L=labels[lang],
+            )
+        files[paths.DOCS / f"checklist{suffix}"] = render(
+            "site/checklist.md.j2",
+            checklist=entry_points.checklist,
+            tips_by_id=tips_by_id,
+            lang=lang,
+            L=labels[lang],
+        )
+    return files

@@ -1,0 +1,87 @@
+"""Run every tip's snippets, then its checks, in a fresh process per tip × variant × device.
+
+Hardware needs are data in the records: a tip that does not list ``cpu`` gets no CPU case,
+and its CUDA cases skip with the record's reason where no GPU exists. On such a machine the
+CUDA pass of the other tips is one skipped case saying how many cases did not run. A collection that
+yields no snippet case fails instead of passing vacuously.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from generator.records.harness import run_variant
+from generator.records.load import load_tips
+
+TIPS = load_tips()
+
+
+@functools.cache
+def cuda_device_count() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _cases() -> list:
+    gpus = cuda_device_count()
+    cases, cuda_cases_not_run = [], 0
+    for tip in TIPS:
+        devices = tip.hardware.devices
+        for name in tip.variants():
+            if "cpu" in devices:
+                cases.append(pytest.param(tip, name, "cpu", id=f"{tip.id}-{name}-cpu"))
+            if "cuda" in devices or "multi-gpu" in devices:
+                if gpus or "cpu" not in devices:
+                    # GPU-only tips always appear, so their skip reason is visible.
+                    cases.append(pytest.param(tip, name, "cuda", id=f"{tip.id}-{name}-cuda"))
+                else:
+                    cuda_cases_not_run += 1
+    if cuda_cases_not_run:
+        reason = (
+            f"no CUDA GPU on this machine: the CUDA pass of {cuda_cases_not_run} snippet cases "
+            "(of tips whose CPU cases ran) did not run"
+        )
+        cases.append(pytest.param(None, "", "cuda", id="cuda-pass", marks=pytest.mark.skip(reason)))
+    if not any(c.values[2] == "cpu" for c in cases):
+        # Nothing would run on a CPU-only machine: make that a failure, not a green run.
+        cases.append(pytest.param(None, "", "cpu", id="no-snippet-cases-collected"))
+    return cases
+
+
+def _skip_reason(tip, device: str) -> str | None:
+    if device != "cuda":
+        return None
+    need = 2 if tip.hardware.devices == ["multi-gpu"] else 1
+    if cuda_device_count() >= need:
+        return None
+    gpus = "several CUDA GPUs" if need > 1 else "a CUDA GPU"
+    if "cpu" in tip.hardware.devices:
+        return f"needs {gpus}, which this machine lacks; the CPU case of {tip.id} ran instead"
+    why = tip.hardware.notes.en if tip.hardware.notes else ""
+    return f"{tip.id} needs {gpus}, and there is none here. {why}".strip()
+
+
+@pytest.mark.parametrize(("tip", "variant", "device"), _cases())
+def test_snippet_runs_and_checks_hold(tip, variant: str, device: str) -> None:
+    assert tip is not None, "no snippet test was collected: tips/ has no runnable record"
+    reason = _skip_reason(tip, device)
+    if reason:
+        pytest.skip(reason)
+    code = tip.variants()[variant]
+    filename = f"snippets/{tip.id}/{variant}.py"
+    result = run_variant(code.code, code.checks, filename, device=device)
+    # A C++ abort (gloo's teardown one is rerun, see pyproject.toml) is named on the first
+    # line, so the message shows it however long the output is.
+    aborts = sorted({ln.strip() for ln in result.output.splitlines() if "terminate called" in ln})
+    head = f"{tip.id} {variant} on {device} failed" + "".join(f" [{a}]" for a in aborts)
+    assert result.ok, f"{head}:\n{result.output[-4000:]}"
+
+
+def test_every_tip_has_a_checked_after_snippet_or_says_why() -> None:
+    for tip in TIPS:
+        if tip.no_code is None:
+            assert tip.after is not None
+            assert tip.after.checks or tip.after.no_checks, tip.id

@@ -1,0 +1,443 @@
+"""The built site in a real browser: search (English, Chinese, API names), language switcher,
+code tabs and copy buttons, catalog filters, and no request leaving 127.0.0.1.
+
+Needs Debian's Chromium (`apt-get install chromium fonts-wqy-microhei`). Without it these tests
+are skipped with that reason, except under CI (CI=true), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+HAVE_CHROMIUM = Path(CHROMIUM).exists()
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+if not HAVE_CHROMIUM:
+    reason = "Chromium not found at /usr/bin/chromium: apt-get install chromium fonts-wqy-microhei"
+    if os.environ.get("CI"):
+        pytest.fail(f"browser tests are mandatory in CI: {reason}", pytrace=False)
+    pytest.skip(f"browser tests skipped: {reason}", allow_module_level=True)
+
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def base_url(built_site: Path) -> Iterator[str]:
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():  # noqa: ANN201
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, base_url: str) -> Iterator[Page]:  # noqa: ANN001
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    yield pg
+    context.close()
+
+
+def _results(page: Page, query: str) -> list[str]:
+    """Type ``query`` into the search box of the open page; the result links, best first."""
+    box = page.locator("input.md-search__input")
+    box.fill(query)
+    # docs/assets/search.js marks the box with the query whose results it shows.
+    page.wait_for_function(
+        "q => document.querySelector('[data-tip-search]').dataset.query === q", arg=query.strip()
+    )
+    return page.eval_on_selector_all(
+        ".md-search-result__item > a", "links => links.map(a => new URL(a.href).pathname)"
+    )
+
+
+def _search(page: Page, base_url: str, query: str, lang_prefix: str = "") -> list[str]:
+    page.goto(f"{base_url}/{lang_prefix}")
+    page.locator("input.md-search__input").click()
+    hrefs = _results(page, query)
+    expect(page.locator(".md-search-result__item > a").first).to_be_visible()
+    return hrefs[:5]
+
+
+@pytest.mark.parametrize(
+    ("query", "lang_prefix", "expected"),
+    [
+        ("gradient accumulation", "", "tips/gradient-accumulation/"),
+        ("no_grad", "", "tips/inference-mode-for-eval/"),
+        ("set_to_none", "", "tips/zero-grad-set-to-none/"),
+        ("显存", "zh/", "tips/"),
+        ("混合精度", "zh/", "tips/autocast-mixed-precision/"),
+        ("梯度累积", "zh/", "tips/gradient-accumulation/"),
+    ],
+    ids=[
+        "english",
+        "api-no_grad",
+        "api-set_to_none",
+        "chinese-显存",
+        "chinese-混合精度",
+        "chinese-梯度累积",
+    ],
+)
+def test_search_finds_the_tip(
+    page: Page, base_url: str, query: str, lang_prefix: str, expected: str
+) -> None:
+    hrefs = _search(page, base_url, query, lang_prefix)
+    assert any(expected in h for h in hrefs), f"{query!r} -> {hrefs}"
+    assert all(h.startswith("/zh/") == bool(lang_prefix) for h in hrefs), hrefs
+
+
+#: The share of tests/site/search_queries.yaml whose named tip must be in the top 3 (both languages
+#: together), as issue 12 asks. Measured: 99 of 102 (62/64 English, 37/38 Chinese); the misses
+#: are queries that other tips answer as well (the test prints them).
+SEARCH_FLOOR = 0.95
+
+
+def test_search_query_set(page: Page, base_url: str) -> None:
+    """Every query of tests/site/search_queries.yaml typed into the real search box, as users phrase
+    problems, English ones on an English page and Chinese ones on a Chinese page: the named
+    tip must be in the top 3 often enough, and no result may be in the other language."""
+    import yaml
+
+    query_set = yaml.safe_load(
+        (Path(__file__).parent / "search_queries.yaml").read_text(encoding="utf-8")
+    )
+    misses, other_language, total = [], [], 0
+    for lang, queries in query_set.items():
+        page.goto(f"{base_url}/{'zh/' if lang == 'zh' else ''}")
+        page.locator("input.md-search__input").click()
+        missed = []
+        for item in queries:
+            hrefs = _results(page, item["q"])
+            other_language += [h for h in hrefs if h.startswith("/zh/") != (lang == "zh")]
+            if not any(h.endswith(f"/tips/{item['tip']}/") for h in hrefs[:3]):
+                missed.append(f"{item['q']!r}: {item['tip']} not in {hrefs[:3]}")
+        print(f"\nsearch {lang}: {len(queries) - len(missed)}/{len(queries)} in the top 3")
+        print(*missed, sep="\n")
+        misses += missed
+        total += len(queries)
+    assert total >= 60 and set(query_set) == {"en", "zh"}
+    assert not other_language, f"results in the other language: {other_language[:5]}"
+    assert total - len(misses) >= SEARCH_FLOOR * total, "\n".join(misses)
+
+
+def test_search_opens_from_the_keyboard_and_from_the_home_page_card(
+    page: Page, base_url: str
+) -> None:
+    page.goto(f"{base_url}/tips/gradient-accumulation/")
+    page.keyboard.press("/")
+    expect(page.locator("input.md-search__input")).to_be_focused()
+    page.keyboard.press("Escape")
+    assert not page.locator("#__search").is_checked()
+    page.goto(f"{base_url}/")
+    page.locator("a[data-search-open]").first.click()
+    expect(page.locator("input.md-search__input")).to_be_focused()
+    page.goto(f"{base_url}/zh/?q=多卡训练")
+    page.wait_for_function("() => document.querySelector('[data-tip-search]').dataset.query")
+    first = page.locator(".md-search-result__item > a").first.get_attribute("href") or ""
+    assert first.startswith("/zh/tips/"), first
+
+
+def test_language_switcher_keeps_the_tip(page: Page, base_url: str) -> None:
+    page.goto(f"{base_url}/tips/gradient-accumulation/")
+    english_title = page.locator("h1").inner_text()
+    page.locator(".md-header__option .md-select").first.hover()
+    page.locator('a[hreflang="zh"]').first.click()
+    page.wait_for_url("**/zh/tips/gradient-accumulation/")
+    chinese_title = page.locator("h1").inner_text()
+    assert chinese_title != english_title and any("\u4e00" <= c <= "\u9fff" for c in chinese_title)
+    page.locator(".md-header__option .md-select").first.hover()
+    page.locator('a[hreflang="en"]').first.click()
+    page.wait_for_url(f"{base_url}/tips/gradient-accumulation/")
+    assert page.locator("h1").inner_text() == english_title
+
+
+def test_code_tabs_switch_and_every_block_has_a_copy_button(page: Page, base_url: str) -> None:
+    page.goto(f"{base_url}/tips/gradient-accumulation/")
+    tabs = page.locator(".tabbed-labels > label")
+    assert tabs.all_inner_texts() == ["After", "Changes", "Before"]
+    blocks = page.locator(".tabbed-block")
+    expect(blocks.nth(0)).to_be_visible()  # the after code is shown first
+    tabs.nth(2).click()
+    expect(blocks.nth(2)).to_be_visible()
+    expect(blocks.nth(0)).to_be_hidden()
+    tabs.nth(1).click()
+    expect(blocks.nth(1).locator("code .gi").first).to_be_visible()  # lines added by after.py
+    tabs.nth(0).click()
+    expect(blocks.nth(0)).to_be_visible()
+    code_blocks = page.locator("div.highlight")
+    assert code_blocks.count() >= 3
+    for i in range(code_blocks.count()):
+        block = code_blocks.nth(i)
+        code_id = block.locator("pre").get_attribute("id")
+        copy = block.locator("button[data-clipboard-target]")
+        assert copy.count() == 1, f"code block {i} has no copy button"
+        assert copy.get_attribute("data-clipboard-target") == f"#{code_id} > code"
+
+
+def test_catalog_filter_narrows_the_list(page: Page, base_url: str) -> None:
+    page.goto(f"{base_url}/catalog/")
+    rows = page.locator("#tip-catalog tbody tr")
+    total = rows.count()
+    assert total >= 10
+    page.select_option("#filter-category", "memory")
+    visible = page.locator("#tip-catalog tbody tr:not([hidden])")
+    shown = visible.count()
+    assert 0 < shown < total
+    for i in range(shown):
+        assert visible.nth(i).get_attribute("data-category") == "memory"
+    page.select_option("#filter-helps-on", "cuda")
+    assert page.locator("#tip-catalog tbody tr:not([hidden])").count() <= shown
+    page.select_option("#filter-category", "")
+    page.select_option("#filter-helps-on", "")
+    assert page.locator("#tip-catalog tbody tr:not([hidden])").count() == total
+
+
+def test_catalog_helps_on_filter_finds_the_multi_gpu_tips(page: Page, base_url: str) -> None:
+    page.goto(f"{base_url}/catalog/")
+    total = page.locator("#tip-catalog tbody tr").count()
+    page.select_option("#filter-helps-on", "multi-gpu")  # "several GPUs"
+    visible = page.locator("#tip-catalog tbody tr:not([hidden])")
+    shown = visible.count()
+    assert 0 < shown < total, "the several-GPUs filter matches no tip"
+    hrefs = []
+    for i in range(shown):
+        assert "multi-gpu" in (visible.nth(i).get_attribute("data-helps") or "").split()
+        hrefs.append(visible.nth(i).locator("a").first.get_attribute("href") or "")
+    assert any("ddp" in h for h in hrefs), hrefs
+    expect(page.locator("#catalog-count")).to_have_text(f"{shown} tips shown")
+
+
+def test_no_request_leaves_localhost(page: Page, base_url: str) -> None:
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(f"{base_url}/")
+    page.goto(f"{base_url}/tips/autocast-mixed-precision/")
+    page.goto(f"{base_url}/zh/tips/autocast-mixed-precision/")
+    _search(page, base_url, "memory")
+    page.wait_for_load_state("networkidle")
+    hosts = {urlsplit(u).hostname for u in requested if not u.startswith(("data:", "blob:"))}
+    assert requested and hosts == {"127.0.0.1"}, sorted(set(requested))
+
+
+# --- catalog, tip pages, charts and small screens (issue 12) ----------------------------------
+
+SORTED_JS = """(cells) => {
+    const c = new Intl.Collator(document.documentElement.lang, {sensitivity: "base", numeric: true});
+    return cells.every((t, i) => i === 0 || c.compare(cells[i - 1], t) <= 0);
+}"""
+
+
+def _visible_cells(page: Page, column: int) -> list[str]:
+    return page.locator(
+        f"#tip-catalog tbody tr:not([hidden]) td:nth-child({column})"
+    ).all_inner_texts()
+
+
+@pytest.mark.parametrize("lang_prefix", ["", "zh/"], ids=["en", "zh"])
+def test_catalog_is_a_material_table_sorted_by_title_then_by_a_clicked_column(
+    page: Page, base_url: str, lang_prefix: str
+) -> None:
+    page.goto(f"{base_url}/{lang_prefix}catalog/")
+    assert page.locator(".md-typeset__table #tip-catalog").count() == 1  # Material's table
+    titles = _visible_cells(page, 1)
+    assert len(titles) >= 10 and page.evaluate(SORTED_JS, titles)
+    assert not any("`" in t for t in titles)
+    if not lang_prefix:
+        assert page.locator("#tip-catalog td:first-child code").count() > 0  # inline code
+    header = page.locator('#tip-catalog th[data-sort="category"]')
+    header.click()
+    expect(header).to_have_attribute("aria-sort", "ascending")
+    assert "sort=category" in page.url
+    categories = _visible_cells(page, 2)
+    assert page.evaluate(SORTED_JS, categories) and len(set(categories)) > 1
+    header.press("Enter")  # the keyboard works too: the other way round
+    expect(header).to_have_attribute("aria-sort", "descending")
+    assert "order=desc" in page.url
+    descending = _visible_cells(page, 1)
+    assert page.evaluate(SORTED_JS, _visible_cells(page, 2)[::-1])
+    page.reload()  # the sort lives in the URL
+    expect(page.locator('#tip-catalog th[data-sort="category"]')).to_have_attribute(
+        "aria-sort", "descending"
+    )
+    assert _visible_cells(page, 1) == descending
+
+
+def test_catalog_filters_live_in_the_url_and_say_when_nothing_matches(
+    page: Page, base_url: str
+) -> None:
+    page.goto(f"{base_url}/catalog/")
+    total = page.locator("#tip-catalog tbody tr").count()
+    page.fill("#filter-text", "accumulat")
+    page.select_option("#filter-helps-on", "cuda")
+    rows = page.locator("#tip-catalog tbody tr:not([hidden])")
+    shown = rows.count()
+    assert 0 < shown < total
+    for i in range(shown):
+        assert "accumulat" in (rows.nth(i).get_attribute("data-text") or "")
+        assert "cuda" in (rows.nth(i).get_attribute("data-helps") or "").split()
+    assert "text=accumulat" in page.url and "helps=cuda" in page.url
+    expect(page.locator("#catalog-count")).to_have_text(f"{shown} tips shown")
+    # The URL restores the same view in a fresh load.
+    page.goto(page.url)
+    expect(page.locator("#filter-text")).to_have_value("accumulat")
+    expect(page.locator(".md-search__output")).to_be_hidden()  # not Material's `?q=` search
+    expect(page.locator("#filter-helps-on")).to_have_value("cuda")
+    assert page.locator("#tip-catalog tbody tr:not([hidden])").count() == shown
+    # Nothing matches: a message, not a bare header; one click clears every filter.
+    expect(page.locator("#catalog-empty")).to_be_hidden()
+    page.fill("#filter-text", "no tip says this")
+    expect(page.locator("#catalog-empty")).to_be_visible()
+    expect(page.locator("#tip-catalog")).to_be_hidden()  # no bare header
+    expect(page.locator("#catalog-count")).to_have_text("0 tips shown")
+    page.click("#catalog-reset")
+    expect(page.locator("#catalog-empty")).to_be_hidden()
+    assert page.locator("#tip-catalog tbody tr:not([hidden])").count() == total
+    assert "text=" not in page.url and "helps=" not in page.url
+    # A Chinese page restores its filter from the URL too.
+    page.goto(f"{base_url}/zh/catalog/?category=memory")
+    expect(page.locator("#filter-category")).to_have_value("memory")
+    visible = page.locator("#tip-catalog tbody tr:not([hidden])")
+    assert 0 < visible.count() < total
+    assert {visible.nth(i).get_attribute("data-category") for i in range(visible.count())} == {
+        "memory"
+    }
+
+
+VIEWPORTS = [(1280, 800), (390, 844)]
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=["1280x800", "390x844"])
+@pytest.mark.parametrize(
+    ("lang_prefix", "tip_id"),
+    [("", "gradient-accumulation"), ("zh/", "free-memory-empty-cache")],
+    ids=["en", "zh-long-title"],
+)
+def test_the_first_screen_of_a_tip_page_shows_its_after_code(
+    browser,  # noqa: ANN001
+    base_url: str,
+    viewport: tuple[int, int],
+    lang_prefix: str,
+    tip_id: str,
+) -> None:
+    from generator.records.load import load_tips
+
+    tip = next(t for t in load_tips() if t.id == tip_id)
+    assert tip.after is not None
+    width, height = viewport
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{lang_prefix}tips/{tip_id}/")
+        after_label = "改进后" if lang_prefix else "After"
+        expect(page.locator(".tabbed-labels > label").first).to_have_text(after_label)
+        block = page.locator(".tabbed-block").first
+        expect(block).to_be_visible()
+        code = block.locator("pre").first
+        first_line = tip.after.code.strip().splitlines()[0]
+        assert code.inner_text().strip().startswith(first_line)
+        box = code.bounding_box()
+        assert box is not None
+        code_top = box["y"]
+        assert code_top < height - 60, f"the after code starts at {code_top}px of {height}px"
+        for selector in ("h1", ".tip-summary", ".tip-badges", ".tip-verified"):
+            box = page.locator(selector).first.bounding_box()
+            assert box is not None and box["y"] + box["height"] <= code_top, selector
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "",
+        "catalog/",
+        "tips/gradient-accumulation/",
+        "composer/",
+        "benchmarks/",
+        "zh/catalog/",
+        "zh/tips/free-memory-empty-cache/",
+        "zh/benchmarks/",
+    ],
+    ids=lambda p: p.strip("/").replace("/", "-") or "home",
+)
+def test_no_horizontal_overflow_at_390_px(browser, base_url: str, path: str) -> None:  # noqa: ANN001
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{path}")
+        page.wait_for_load_state("load")
+        width, client = page.evaluate(
+            "[document.scrollingElement.scrollWidth, document.scrollingElement.clientWidth]"
+        )
+        assert width <= client, f"/{path} is {width}px wide in a {client}px viewport"
+        if path.endswith("catalog/"):  # the title column stays readable
+            cell = page.locator("#tip-catalog tbody td:first-child").first.bounding_box()
+            assert cell is not None and cell["width"] >= 150, cell
+            table = page.locator("#tip-catalog").bounding_box()
+            assert table is not None and table["x"] + table["width"] <= client + 1
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lang_prefix", ["", "zh/"], ids=["en", "zh"])
+def test_chart_labels_are_tip_titles_and_readable_on_a_phone(
+    browser,  # noqa: ANN001
+    base_url: str,
+    lang_prefix: str,
+) -> None:
+    from generator.bench.results import load_all
+    from generator.records.load import load_tips
+    from generator.records.render import plain_text
+
+    if "cpu" not in load_all():
+        pytest.skip("no benchmark results: no chart")
+    tips = load_tips()
+    lang = "zh" if lang_prefix else "en"
+    titles = [plain_text(t.title.get(lang)) for t in tips]
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(f"{base_url}/{lang_prefix}benchmarks/")
+        labels = page.locator(".bench-row .bench-label a")
+        texts = labels.all_inner_texts()
+        assert texts, "no chart label on the benchmarks page"
+        assert not {t.id for t in tips} & set(texts)
+        for text in texts:
+            assert any(text.startswith(title) for title in titles), text
+        font = labels.first.evaluate("el => parseFloat(getComputedStyle(el).fontSize)")
+        assert font >= 11, f"chart labels are {font}px on a phone"
+        assert page.locator(".bench-chart").first.locator(".bench-key").count() >= 3  # legend
+    finally:
+        context.close()

@@ -1,0 +1,318 @@
+"""The static site: strict build, both languages, every tip page, one search index per
+language, no line break between Chinese characters, the home page's entry points, the
+footer's licence and install line, and a Python API page without raw Sphinx roles."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.records.load import load_tips
+from generator.records.snippets import snippet_path
+
+TIPS = load_tips()
+
+
+def test_every_tip_has_a_page_in_both_languages(built_site: Path) -> None:
+    for tip in TIPS:
+        en = built_site / "tips" / str(tip.id) / "index.html"
+        zh = built_site / "zh" / "tips" / str(tip.id) / "index.html"
+        assert en.exists() and zh.exists(), tip.id
+        assert tip.title.en in en.read_text(encoding="utf-8").replace("&amp;", "&")
+        assert tip.title.zh in zh.read_text(encoding="utf-8").replace("&amp;", "&")
+
+
+def test_snippet_downloads_resolve(built_site: Path) -> None:
+    for tip in TIPS:
+        for name in tip.variants():
+            served = built_site / "snippets" / str(tip.id) / f"{name}.py"
+            assert served.read_text(encoding="utf-8") == snippet_path(str(tip.id), name).read_text(
+                encoding="utf-8"
+            )
+
+
+def test_search_has_one_index_per_language_holding_the_tips(built_site: Path) -> None:
+    from generator.records.problems import load_entry_points
+    from generator.site.search import GUIDE_PAGES
+
+    problems = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems
+    pages = len(TIPS) + len(problems) + len(GUIDE_PAGES)  # tips, problem pages, guides
+    for lang, bundle in (("en", built_site / "pagefind"), ("zh", built_site / "zh" / "pagefind")):
+        entry = json.loads((bundle / "pagefind-entry.json").read_text(encoding="utf-8"))
+        assert list(entry["languages"]) == [lang], entry["languages"]
+        assert entry["languages"][lang]["page_count"] == pages
+    assert not (built_site / "search" / "search_index.json").exists()  # no second engine
+    tip = (built_site / "zh" / "tips" / "gradient-accumulation" / "index.html").read_text(
+        encoding="utf-8"
+    )
+    assert 'data-pagefind-body data-pagefind-filter="kind:tip"' in tip
+    assert '<span data-pagefind-meta="id">gradient accumulation</span>' in tip
+    catalog = (built_site / "catalog" / "index.html").read_text(encoding="utf-8")
+    assert "data-pagefind-body" not in catalog  # list pages stay out of the index
+
+
+_CJK_CHAR = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
+_CJK_BREAK = re.compile(f"[{_CJK_CHAR}][ \\t]*\\n\\s*[{_CJK_CHAR}]")
+
+
+def _text_nodes(html: str) -> list[str]:
+    """The text nodes of ``html`` outside <pre>, <code>, <script>, <style> and <textarea>."""
+    from html.parser import HTMLParser
+
+    class Collect(HTMLParser):
+        skip = {"pre", "code", "script", "style", "textarea"}
+
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.depth = 0
+            self.nodes: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            self.depth += tag in self.skip
+
+        def handle_endtag(self, tag: str) -> None:
+            self.depth -= tag in self.skip and self.depth > 0
+
+        def handle_data(self, data: str) -> None:
+            if not self.depth:
+                self.nodes.append(data)
+
+    parser = Collect()
+    parser.feed(html)
+    return parser.nodes
+
+
+def test_no_line_break_between_chinese_characters(built_site: Path) -> None:
+    """A newline between two Chinese characters renders as a space: the hook joins them."""
+    found = []
+    for page in sorted(built_site.rglob("*.html")):
+        for node in _text_nodes(page.read_text(encoding="utf-8")):
+            found += [f"{page.relative_to(built_site)}: {m!r}" for m in _CJK_BREAK.findall(node)]
+    assert not found, f"{len(found)} breaks, e.g.\n" + "\n".join(found[:10])
+
+
+def test_the_chinese_line_break_check_can_fail() -> None:
+    nodes = _text_nodes("<p>适得其反，\n并附带</p><pre>代码\n注释</pre><p>显存\nCUDA</p>")
+    assert [m for n in nodes for m in _CJK_BREAK.findall(n)] == ["，\n并"]
+
+
+def test_api_page_sits_under_contributing_without_raw_roles(built_site: Path) -> None:
+    from generator.site.pages import nav
+
+    assert {"Contributing": ["contributing.md", "reference/api.md"]} in nav(TIPS)
+    role = re.compile(r":(?:data|func|class|mod|meth|attr|exc|obj):")
+    for page in ("reference/api/index.html", "zh/reference/api/index.html"):
+        html = (built_site / page).read_text(encoding="utf-8")
+        assert 'id="generator.records.load"' in html
+        text = " ".join(_text_nodes(html))
+        assert not role.findall(text), role.findall(text)[:5]
+
+
+def test_every_page_shows_the_licence_and_the_install_line(built_site: Path) -> None:
+    assert (
+        (Path(__file__).parents[2] / "LICENSE")
+        .read_text(encoding="utf-8")
+        .startswith("MIT License")
+    )
+    for page in sorted(built_site.rglob("index.html")):
+        if "pagefind" in page.parts:
+            continue
+        footer = page.read_text(encoding="utf-8").split('<div class="md-copyright">', 1)[1]
+        assert "MIT" in footer and "<code>pip install -e .</code>" in footer, page
+        assert re.search(r'href="[^"]*#get-it"', footer), page
+
+
+def test_home_page_counts_the_tips_and_starts_from_problems(built_site: Path) -> None:
+    from generator.records.problems import load_entry_points
+
+    entry_points = load_entry_points(frozenset(str(t.id) for t in TIPS))
+    for prefix, words in (("", f"{len(TIPS)} training tips"), ("zh/", f"{len(TIPS)} 条")):
+        home = (built_site / prefix / "index.html").read_text(encoding="utf-8")
+        assert words in home
+        assert "<!--" not in home.split("<article", 1)[1].split("</article>", 1)[0]
+        for slug, entry in entry_points.problems.items():
+            assert f'href="problems/{slug}/"' in home, slug
+            page = (built_site / prefix / "problems" / slug / "index.html").read_text(
+                encoding="utf-8"
+            )
+            assert all(f'href="../../tips/{t}/"' in page for t in entry.tips), slug
+        assert 'href="checklist/"' in home
+        assert re.search(r"<a [^>]*data-search-open[^>]*>", home)  # the Search card is a link
+        checklist = (built_site / prefix / "checklist" / "index.html").read_text(encoding="utf-8")
+        links = re.findall(r'<li>.*?href="../tips/([^/]+)/"', checklist)
+        assert links == [c.tip for c in entry_points.checklist.checks]
+
+
+def test_pages_load_nothing_from_other_hosts(built_site: Path) -> None:
+    pattern = re.compile(
+        r"<(?:script|link|img|iframe)[^>]+(?:src|href)=\"(https?:)?//(?!127\.0\.0\.1)"
+    )
+    for html in built_site.rglob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        bad = [m.group(0) for m in pattern.finditer(text)]
+        assert not bad, f"{html}: {bad[:3]}"
+
+
+# --- UI strings: one bilingual data file -----------------------------------------------------
+
+_STATIC_REFS = (
+    re.compile(r"\bL\.([a-z_][a-z0-9_]*)"),  # templates: L.measured
+    re.compile(r"\bL\[\s*\"([a-z_][a-z0-9_]*)\"\s*\]"),  # templates and code: L["measured"]
+)
+_DYNAMIC_PREFIX = re.compile(r"\bL\[\s*\"([a-z_]+_)\"\s*[~+]")  # L["tested_" ~ device]
+
+
+def _ui_sources() -> dict[str, str]:
+    from generator import paths
+
+    files = sorted((paths.TEMPLATES / "site").rglob("*.j2")) + [paths.TEMPLATES / "show.txt.j2"]
+    files += sorted(paths.TEMPLATES.parent.rglob("*.py"))  # every module that may read a label
+    files += sorted((paths.ROOT / "overrides").rglob("*.html"))  # theme overrides: the footer
+    return {str(p): p.read_text(encoding="utf-8") for p in files}
+
+
+def test_every_ui_label_has_both_languages_and_the_same_placeholders() -> None:
+    import yaml
+
+    from generator.records import ui
+
+    raw = yaml.safe_load(ui.UI_FILE.read_text(encoding="utf-8"))
+    assert raw and all(set(texts) == {"en", "zh"} for texts in raw.values()), [
+        k for k, texts in raw.items() if set(texts) != {"en", "zh"}
+    ]
+    labels = ui.labels()
+    assert set(labels["en"]) == set(labels["zh"]) == set(raw)
+    for key in raw:
+        assert ui.placeholders(labels["en"][key]) == ui.placeholders(labels["zh"][key]), key
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    untranslated = [
+        k
+        for k in raw
+        if labels["en"][k] == labels["zh"][k] and re.search("[a-z]{4}", labels["en"][k])
+    ]
+    assert untranslated == [], "same text in both languages: " + ", ".join(untranslated)
+    assert any(cjk.search(text) for text in labels["zh"].values())
+
+
+def test_every_ui_label_used_exists_and_every_label_is_used() -> None:
+    from generator.bench.results import REGIME_ORDER
+    from generator.records import ui
+    from generator.records.taxonomy import DEVICES
+
+    keys = set(ui.labels()["en"])
+    sources = _ui_sources()
+    used: set[str] = set()
+    prefixes: set[str] = set()
+    for text in sources.values():
+        for pattern in _STATIC_REFS:
+            used |= set(pattern.findall(text))
+        prefixes |= set(_DYNAMIC_PREFIX.findall(text))
+    # The dynamic lookups, expanded over their vocabularies.
+    used |= {"tested_" + d.replace("-", "_") for d in DEVICES}
+    used |= {"kind_time", "kind_memory", "device_name_cpu", "device_name_cuda"}
+    used |= {"regime_" + r.replace("-", "_") for r in REGIME_ORDER if r != "default"}
+    assert prefixes >= {"tested_", "kind_", "regime_", "device_name_", "coverage_", "composer_"}, (
+        prefixes
+    )
+    missing = sorted(k for k in used if k not in keys and not k.startswith("coverage_"))
+    assert missing == [], "used but not in generator/templates/site/ui.yaml: " + ", ".join(missing)
+    code = "".join(text for path, text in sources.items() if path.endswith(".py"))
+    literals = set(re.findall(r"\"([a-z_][a-z0-9_]*)\"(?!\s*:)", code))  # not dict keys
+    unused = sorted(
+        k for k in keys if k not in used and k not in literals and not k.startswith(tuple(prefixes))
+    )
+    assert unused == [], "labels nothing uses: " + ", ".join(unused)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("key:\n  en: Hello\n", "give exactly the languages en, zh"),
+        ("key:\n  en: Hello\n  zh: ''\n", "must be a non-empty string"),
+        ("key:\n  en: '{n} tips'\n  zh: 条技巧\n", "different {placeholders}"),
+        ("- a list\n", "expected a mapping"),
+    ],
+    ids=["missing-zh", "empty-zh", "placeholder", "not-a-mapping"],
+)
+def test_a_broken_ui_file_fails_in_one_line(tmp_path: Path, text: str, reason: str) -> None:
+    from generator.errors import UserError
+    from generator.records import ui
+
+    path = tmp_path / "ui.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UserError, match=re.escape(reason)):
+        ui.read_labels(path)
+
+
+def test_built_pages_show_runs_on_and_helps_on_badges(built_site: Path) -> None:
+    by_id = {t.id: t for t in TIPS}
+    gpu_only = [t for t in TIPS if "cpu" in t.hardware.devices and "cpu" not in t.hardware.helps_on]
+    assert gpu_only, "expected tips tested on CPU that pay off on a GPU only (TF32, ...)"
+    for tip in gpu_only:
+        html = (built_site / "tips" / str(tip.id) / "index.html").read_text(encoding="utf-8")
+        helps = re.search(r'tip-badge--helps-on"[^>]*>([^<]*)<', html)
+        runs = re.search(r'tip-badge--runs-on"[^>]*>([^<]*)<', html)
+        assert helps and runs, tip.id
+        assert "CPU" in runs.group(1) and "CPU" not in helps.group(1), tip.id
+    catalog = (built_site / "catalog" / "index.html").read_text(encoding="utf-8")
+    multi = re.findall(
+        r'data-helps="[^"]*multi-gpu[^"]*"[^>]*>\s*<td><a href="../tips/([^/]+)/', catalog
+    )
+    assert multi and all("multi-gpu" in by_id[i].hardware.helps_on for i in multi)
+
+
+# --- tip pages and the catalog, as rendered Markdown (issue 12) ------------------------------
+
+
+def test_tip_pages_put_the_after_code_first_and_all_caveats_in_one_box() -> None:
+    from generator.site.pages import LABELS, code_diff, tip_page
+
+    for tip in TIPS:
+        for lang in ("en", "zh"):
+            L = LABELS[lang]  # noqa: N806
+            page = tip_page(tip, lang, TIPS, {})
+            tabs = re.findall(r'^=== "(.+)"$', page, re.M)
+            if tip.after is not None:
+                assert page.index("{ #code }") < page.index("{ #why }"), tip.id
+                expected = [L["after"], L["changes"], L["before"]] if tip.before else [L["after"]]
+                assert tabs == expected, (tip.id, lang)
+            boxes = re.findall(r'^!!! warning "(.+)"$', page, re.M)
+            assert boxes.count(L["caveats"]) == (1 if tip.caveats else 0), (tip.id, lang)
+            assert 'Caveat"' not in page and "{ #caveats }" not in page
+            for caveat in tip.caveats:  # each one an item of that one list
+                first = caveat.get(lang).strip().splitlines()[0]
+                assert f"\n    - {first}\n" in page, (tip.id, lang, first)
+        diff = code_diff(tip)
+        if tip.before is not None and tip.after is not None:
+            assert diff is not None and diff.startswith("--- before.py\n+++ after.py\n")
+            added = [ln[1:] for ln in diff.splitlines()[2:] if ln.startswith("+")]
+            removed = [ln[1:] for ln in diff.splitlines()[2:] if ln.startswith("-")]
+            assert set(added) <= set(tip.after.code.splitlines()), tip.id
+            assert set(removed) <= set(tip.before.code.splitlines()), tip.id
+            assert added or removed, tip.id
+        else:
+            assert diff is None
+
+
+def test_catalog_is_an_unclassed_table_sorted_by_title_with_inline_code() -> None:
+    import html
+
+    from generator.site.pages import catalog_page
+
+    for lang in ("en", "zh"):
+        page = catalog_page(TIPS, lang)
+        # No class on the table: Material styles it exactly like a Markdown table.
+        assert '<table id="tip-catalog">' in page
+        cells = re.findall(r'<td><a href="../tips/[a-z0-9-]+/">(.*?)</a></td>', page)
+        assert len(cells) == len(TIPS)
+        plain = [html.unescape(re.sub(r"</?code>", "", c)) for c in cells]
+        assert plain == sorted(plain, key=str.casefold), lang
+        assert not any("`" in c for c in cells), "raw backticks in a catalog title"
+        if lang == "en":
+            assert any("<code>" in c for c in cells)
+        for needle in ('id="filter-text"', 'id="catalog-empty"', 'id="catalog-reset"'):
+            assert needle in page
+        assert '<div class="tip-filters" id="tip-filters">' in page and "markdown>" not in page

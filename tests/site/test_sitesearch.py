@@ -1,0 +1,116 @@
+"""What the search index holds (generator/site/search.py) and the Chinese line joining
+(generator/site/cjk.py), on small HTML, without building the site."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from generator.records.load import get_tip
+from generator.site import cjk
+from generator.site import search as sitesearch
+
+TIP_HTML = (
+    '<h1 id="t">Title</h1>\n<p class="tip-summary">Summary</p>\n'
+    '<h2 id="why">Why</h2>\n<p>Use <code>torch.no_grad()</code> here.</p>\n'
+    '<h2 id="tested-on">Tested on</h2>\n<p>Boilerplate every page has.</p>\n'
+    '<h2 id="sources">Sources</h2>\n<ul><li>A source</li></ul>\n'
+    '<h2 id="related">Related tips</h2>\n<ul><li>Another tip\'s title</li></ul>\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("src", "kind"),
+    [
+        ("tips/channels-last.md", "tip"),
+        ("tips/channels-last.zh.md", "tip"),
+        ("usage.zh.md", "guide"),
+        ("problems/out-of-memory.md", "guide"),
+        ("checklist.md", "guide"),
+        ("catalog.md", None),
+        ("tags.zh.md", None),
+        ("categories/memory.md", None),
+        ("reference/api.md", None),
+        ("index.md", None),
+    ],
+)
+def test_which_pages_are_indexed(src: str, kind: str | None) -> None:
+    assert sitesearch.page_kind(src) == kind
+    html = sitesearch.mark_page("<p>x</p>", src, "en")
+    assert ("data-pagefind-body" in html) == (kind is not None)
+
+
+def test_a_tip_page_leaves_boilerplate_out_and_carries_its_metadata() -> None:
+    html = sitesearch.mark_page(
+        TIP_HTML,
+        "tips/x.md",
+        "en",
+        summary="Use `no_grad`",
+        keywords=["DDP", "multi-GPU"],
+        tip_id="zero-grad-set-to-none",
+    )
+    assert html.startswith('<div data-pagefind-body data-pagefind-filter="kind:tip">')
+    ignored = re.findall(r"<div data-pagefind-ignore>(.*?)</div>", html, re.S)
+    assert [re.search(r'<h2 id="([^"]+)"', part).group(1) for part in ignored] == [
+        "tested-on",
+        "related",
+    ]
+    assert "Boilerplate" in ignored[0] and "Another tip" in ignored[1]
+    assert "A source" not in "".join(ignored)  # the sources stay indexed
+    assert '<span data-pagefind-meta="summary">Use no_grad</span>' in html
+    assert '<span data-pagefind-meta="keywords">DDP; multi-GPU</span>' in html
+    assert '<span data-pagefind-meta="id">zero grad set to none</span>' in html
+    # torch.no_grad() is one word to Pagefind ("torchno_grad"): its parts are indexed too.
+    assert '<div hidden data-pagefind-weight="0.5">torch no_grad</div>' in html
+
+
+def test_a_chinese_page_also_indexes_its_characters_one_by_one() -> None:
+    html = sitesearch.mark_page("<p>显存不足</p><pre>代码</pre>", "usage.zh.md", "zh")
+    assert '<div hidden data-pagefind-weight="0.5">显 存 不 足</div>' in html
+    assert "代 码" not in html
+
+
+def test_tip_keywords_name_tags_problems_and_glossary_variants() -> None:
+    tip = get_tip("gradient-accumulation")
+    en = sitesearch.tip_keywords(tip, "en", ["Out of GPU memory"])
+    assert "gradient accumulation" in en and "Out of GPU memory" in en
+    zh = sitesearch.tip_keywords(tip, "zh")
+    assert "梯度累积" in zh  # the tag
+    assert "梯度累加" in zh  # a variant the glossary avoids, still what some users type
+
+
+def test_the_index_glob_covers_every_indexed_page() -> None:
+    glob = sitesearch.indexed_glob()
+    for name in ("tips", "problems", "usage", "composer", "contributing", "checklist"):
+        assert name in glob
+    assert "catalog" not in glob and "zh" not in glob
+
+
+@pytest.mark.parametrize(
+    ("html", "joined"),
+    [
+        ("适得其反，\n并附带", "适得其反，并附带"),
+        ("<a>显存</a>\n  不足", "<a>显存</a>不足"),
+        ("中文。</p>\n<p>新段", "中文。</p><p>新段"),
+        ("显存\nCUDA", "显存\nCUDA"),  # Chinese next to Latin keeps its space
+        ("“quote”\n“quote”", "“quote”\n“quote”"),  # quotation marks alone do not join
+        ("<pre>代码\n注释</pre>", "<pre>代码\n注释</pre>"),
+        ("<code>中\n文</code>", "<code>中\n文</code>"),
+        ("<!-- 注\n释 -->", "<!-- 注\n释 -->"),
+        ('<a title="中\n文">x</a>', '<a title="中文">x</a>'),  # a tooltip renders it too
+    ],
+    ids=[
+        "punctuation",
+        "across-tags",
+        "blocks",
+        "latin",
+        "quotes",
+        "pre",
+        "code",
+        "comment",
+        "attr",
+    ],
+)
+def test_chinese_lines_are_joined_outside_code(html: str, joined: str) -> None:
+    assert cjk.join_lines(html) == joined
