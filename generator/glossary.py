@@ -26,15 +26,19 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
 from generator import paths
+from generator.cjk import joins
 from generator.errors import InvalidRecords, Problem
 from generator.schema import Strict, Text
 from generator.yamlio import Loc, YamlProblem, read_document
 
 GLOSSARY = paths.TIPS / "_glossary.yaml"
 
-_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+#: Fenced code, and inline code (which may wrap onto the next line, as Markdown allows).
+_CODE = re.compile(r"```.*?```|`(?:[^`\n]|\n(?![ \t]*\n))*`", re.S)
 _LATIN = re.compile(r"^[A-Za-z][A-Za-z0-9 .\-]*$")
-_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+#: A blank line ends a paragraph; so does a line break before a table row (each row stands alone).
+_PARAGRAPH = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*\|)")
+_WRAP = re.compile(r"(?<=(.))[ \t]*\n[ \t]*(?=(.))")
 
 
 class Confusable(Strict):
@@ -182,7 +186,8 @@ def prose(text: str) -> str:
 
 
 def paragraphs(text: str) -> list[tuple[str, str]]:
-    """(prose, text) of each paragraph of ``text``; a blank line inside code splits nothing."""
+    """(prose, text) of each paragraph of ``text``, a Markdown table row counting as one; a blank
+    line inside code splits nothing."""
     out: list[tuple[str, str]] = []
     plain: list[str] = []
     raw: list[str] = []
@@ -202,6 +207,11 @@ def paragraphs(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _unwrap(text: str) -> str:
+    """``text`` with its line breaks joined as the page renders them: a wrapped gloss is one."""
+    return _WRAP.sub(lambda m: "" if joins(m.group(1), m.group(2)) else " ", text)
+
+
 def _mask(text: str, phrases: Iterable[str]) -> str:
     for phrase in phrases:
         text = text.replace(phrase, " ")
@@ -219,6 +229,7 @@ def find_variants(text: str, glossary: Glossary | None = None) -> list[tuple[str
     glossary = glossary or load_glossary()
     found: dict[tuple[str, str], None] = {}
     for para, raw in paragraphs(text):
+        para = _unwrap(para)
         for gloss, term in glossary.glosses:
             para = para.replace(gloss, term)
         for term, rxs in glossary.term_patterns:
@@ -245,7 +256,7 @@ def first_use_problems(
     pending = [term for term in glossary.terms if term.gloss]
     problems = []
     for loc, text in texts:
-        plain = prose(text)
+        plain = _unwrap(prose(text))
         for term in [t for t in pending if t.zh in plain]:
             pending.remove(term)
             if plain.find(term.zh) != plain.find(str(term.gloss)):

@@ -182,6 +182,9 @@ def test_validate_reports_a_bare_first_use_and_a_bare_checkpoint(tmp_path: Path)
 
 def test_prose_drops_code() -> None:
     assert "batch" not in prose("a `batch` and ```\nbatch\n``` end")
+    # Inline code may wrap onto the next line; a blank line ends it.
+    assert prose("用 `python -m x\n  --flag y`。在 GPU 上") == "用  。在 GPU 上"
+    assert prose("一个 ` 号\n\n另一段 ` 号") == "一个 ` 号\n\n另一段 ` 号"
 
 
 def test_validate_reports_a_variant_with_file_line_and_field(tmp_path: Path) -> None:
@@ -213,6 +216,9 @@ def test_every_chinese_text_uses_the_glossary_terms() -> None:
     texts |= {f"_coverage.yaml:{name}": zh for name, zh in coverage.section_names.items()}
     bad = {name: find_variants(text) for name, text in texts.items() if find_variants(text)}
     assert not bad, bad
+    # A hand-written page glosses a term on its first use, as a record does.
+    unglossed = {name: first_use_problems([((name,), pages[name])]) for name in pages}
+    assert not {k: v for k, v in unglossed.items() if v and k in texts}, unglossed
 
 
 def test_the_glossary_page_lists_every_term_in_both_languages() -> None:
