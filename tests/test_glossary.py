@@ -221,6 +221,32 @@ def test_every_chinese_text_uses_the_glossary_terms() -> None:
     assert not {k: v for k, v in unglossed.items() if v and k in texts}, unglossed
 
 
+#: The benchmark page's labels of measured memory: one label serves CPU and GPU results.
+MEMORY_LABELS = (
+    "bench_less",
+    "bench_more",
+    "bench_mem_same",
+    "bench_tradeoff",
+    "memory_results",
+    "memory_chart_title",
+    "kind_memory",
+    "legend_memory_good",
+    "legend_memory_bad",
+    "legend_memory_same",
+)
+
+
+def test_memory_labels_shared_by_every_device_use_the_device_neutral_term() -> None:
+    """内存 is host memory and 显存 GPU memory: a label for both says 内存/显存."""
+    (neutral,) = [t.zh for t in load_glossary().terms if t.en.startswith("memory, in a label")]
+    zh = labels_zh()
+    for key in MEMORY_LABELS:
+        assert neutral in zh[key], key
+        assert not re.search("内存|显存", zh[key].replace(neutral, "")), key
+    # A reduction is "降为 1/N", not "减少 N 倍" (which reads as minus N times).
+    assert "1/" in zh["bench_less"] and "减少" not in zh["bench_less"]
+
+
 def test_the_glossary_page_lists_every_term_in_both_languages() -> None:
     glossary = load_glossary()
     en, zh = page_markdown("en"), page_markdown("zh")
