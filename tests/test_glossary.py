@@ -54,7 +54,7 @@ def test_the_glossary_names_the_terms_the_style_guide_requires() -> None:
     }
     for term, variant in drifted.items():
         assert variant in terms[term].avoid, (term, variant)
-    assert "内存/显存" in terms  # the device-neutral label
+    assert "显存/内存" in terms  # the device-neutral label
     assert terms["激活重计算"].gloss == "激活重计算（activation checkpointing，又称梯度检查点）"
     assert terms["激活重计算"].confusable.word == "检查点"
     # No term is another term's variant, and no variant is listed twice.
@@ -237,7 +237,7 @@ MEMORY_LABELS = (
 
 
 def test_memory_labels_shared_by_every_device_use_the_device_neutral_term() -> None:
-    """内存 is host memory and 显存 GPU memory: a label for both says 内存/显存."""
+    """内存 is host memory and 显存 GPU memory: a label for both says 显存/内存."""
     (neutral,) = [t.zh for t in load_glossary().terms if t.en.startswith("memory, in a label")]
     zh = labels_zh()
     for key in MEMORY_LABELS:
