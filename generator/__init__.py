@@ -5,7 +5,7 @@
       bench/        measure before vs after, results files, verdicts, charts  (uses records)
       compose/      a train.py from the chosen tips: options, flags, template (uses records)
       lint/         PTT rules over a user's script: engine, analysis, fixes   (uses records)
-      records/      tips/*.yaml: schema, loading, validation, glossary, taxonomy, search,
+      records/      tips/*.yaml: schema, loading, validation, glossary (and Chinese text), taxonomy, search,
                     snippets, the harness that runs them, UI strings
     command.py, errors.py, paths.py: the foundation every layer may use
 

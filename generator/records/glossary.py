@@ -5,27 +5,53 @@ Chinese term, and the variants to ``avoid``. ``find_variants`` finds avoided var
 Chinese prose (code spans and fenced code are skipped; Latin variants such as ``batch`` match
 whole words only, so ``batch_size`` and ``BatchNorm`` are untouched). ``validate`` reports them
 as problems of the record, and the glossary is rendered as a page of the site.
+
+A word can be right for one concept and wrong for another, so a term may also say where its
+variants are right after all, judged by the paragraph they stand in: inside a phrase of
+``allow`` (操作系统内核 is no GPU kernel), or in a paragraph that names one of ``allow_near``
+(作业 next to SLURM). Its ``confusable`` word, a term of another concept, is refused in a
+paragraph that names one of its ``near`` words (检查点 next to 重计算 means activation
+checkpointing, not saved training state). A term with a ``gloss`` is glossed on its first use
+in a record (``first_use_problems``).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
 from generator import paths
 from generator.errors import InvalidRecords, Problem
+from generator.records.cjk import joins
 from generator.records.schema import Strict, Text
 from generator.records.yamlio import Loc, YamlProblem, read_document
 
 GLOSSARY = paths.TIPS / "_glossary.yaml"
 
-_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+#: Fenced code, and inline code (which may wrap onto the next line, as Markdown allows).
+_CODE = re.compile(r"```.*?```|`(?:[^`\n]|\n(?![ \t]*\n))*`", re.S)
 _LATIN = re.compile(r"^[A-Za-z][A-Za-z0-9 .\-]*$")
+#: A blank line ends a paragraph; so does a line break before a table row (each row stands alone).
+_PARAGRAPH = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*\|)")
+_WRAP = re.compile(r"(?<=(.))[ \t]*\n[ \t]*(?=(.))")
+
+
+class Confusable(Strict):
+    """A word that names another concept, refused where a paragraph is about this one."""
+
+    word: str = Field(min_length=1, description="The word, a term of another concept.")
+    near: list[str] = Field(
+        min_length=1,
+        description="The word is refused in a paragraph (code included) that names one of these.",
+    )
+    allow: list[str] = Field(
+        default=[], description="Phrases in which the word keeps its own meaning, even there."
+    )
 
 
 class Term(Strict):
@@ -38,6 +64,32 @@ class Term(Strict):
         "variants match whole words, case-insensitively."
     )
     note: Text | None = Field(default=None, description="Usage note shown on the glossary page.")
+    allow: list[str] = Field(
+        default=[],
+        description="Phrases in which a variant names another concept and is right "
+        "(操作系统内核 for the term kernel).",
+    )
+    allow_near: list[str] = Field(
+        default=[],
+        description="The variants are right in a paragraph (code included) that names one of "
+        "these (作业 next to SLURM).",
+    )
+    gloss: str | None = Field(
+        default=None,
+        description="The form of the term's first use in a record, after its title; accepted "
+        "as the term everywhere.",
+    )
+    confusable: Confusable | None = Field(
+        default=None, description="A word of another concept refused for this one."
+    )
+
+    @field_validator("gloss")
+    @classmethod
+    def _glosses_the_term(cls, value: str | None, info: ValidationInfo) -> str | None:
+        term = info.data.get("zh")
+        if value is not None and term is not None and not value.startswith(term):
+            raise ValueError(f"the gloss must start with the term {term!r}")
+        return value
 
     @field_validator("avoid")
     @classmethod
@@ -55,6 +107,7 @@ class PageText(Strict):
     columns: dict[str, list[str]] = Field(
         description="Column headers per language (en, zh): concept, term, variants, note."
     )
+    first_use: Text = Field(description="Words before a term's gloss, in its note.")
 
 
 class Glossary(Strict):
@@ -65,8 +118,10 @@ class Glossary(Strict):
 
     @functools.cached_property
     def glosses(self) -> list[tuple[str, str]]:
-        """(a term glossed by one of its variants, the term): 微批次（micro-batch） is the term."""
-        return [
+        """(a term glossed by one of its variants, the term): 微批次（micro-batch） is the term.
+
+        A term's own ``gloss`` counts as the term too."""
+        return [(term.gloss, term.zh) for term in self.terms if term.gloss] + [
             (f"{term.zh}{open_}{variant}{close}", term.zh)
             for term in self.terms
             for variant in term.avoid
@@ -76,15 +131,22 @@ class Glossary(Strict):
     @functools.cached_property
     def patterns(self) -> list[tuple[re.Pattern[str], str, str]]:
         """(regex, variant, preferred term) for every avoided variant, compiled once."""
+        return [(rx, variant, term.zh) for term, rxs in self.term_patterns for rx, variant in rxs]
+
+    @functools.cached_property
+    def term_patterns(self) -> list[tuple[Term, list[tuple[re.Pattern[str], str]]]]:
+        """Each term with (regex, variant) for each of its variants."""
         out = []
         for term in self.terms:
+            rxs = []
             for variant in term.avoid:
                 if _LATIN.match(variant):
                     body = r"\s*".join(re.escape(w) for w in variant.split())
                     rx = re.compile(rf"(?<![A-Za-z0-9_]){body}(?![A-Za-z0-9_])", re.I)
                 else:
                     rx = re.compile(re.escape(variant))
-                out.append((rx, variant, term.zh))
+                rxs.append((rx, variant))
+            out.append((term, rxs))
         return out
 
 
@@ -123,13 +185,83 @@ def prose(text: str) -> str:
     return _CODE.sub(" ", text)
 
 
+def paragraphs(text: str) -> list[tuple[str, str]]:
+    """(prose, text) of each paragraph of ``text``, a Markdown table row counting as one; a blank
+    line inside code splits nothing."""
+    out: list[tuple[str, str]] = []
+    plain: list[str] = []
+    raw: list[str] = []
+    pos = 0
+    for code in [*_CODE.finditer(text), None]:
+        for i, part in enumerate(_PARAGRAPH.split(text[pos : code.start() if code else None])):
+            if i:
+                out.append(("".join(plain), "".join(raw)))
+                plain, raw = [], []
+            plain.append(part)
+            raw.append(part)
+        if code:
+            plain.append(" ")
+            raw.append(code.group(0))
+            pos = code.end()
+    out.append(("".join(plain), "".join(raw)))
+    return out
+
+
+def _unwrap(text: str) -> str:
+    """``text`` with its line breaks joined as the page renders them: a wrapped gloss is one."""
+    return _WRAP.sub(lambda m: "" if joins(m.group(1), m.group(2)) else " ", text)
+
+
+def _mask(text: str, phrases: Iterable[str]) -> str:
+    for phrase in phrases:
+        text = text.replace(phrase, " ")
+    return text
+
+
 def find_variants(text: str, glossary: Glossary | None = None) -> list[tuple[str, str]]:
-    """Each (variant, preferred term) used in the prose of a Chinese ``text``."""
+    """Each (variant, preferred term) used in the prose of a Chinese ``text``.
+
+    A variant inside its own term (吞吐 in 吞吐量) or inside one of the term's ``allow`` phrases
+    is no variant, nor is one in a paragraph that names one of the term's ``allow_near`` words;
+    a term's ``confusable`` word counts as a variant in a paragraph that names one of its
+    ``near`` words.
+    """
     glossary = glossary or load_glossary()
-    plain = prose(text)
-    for gloss, term in glossary.glosses:
-        plain = plain.replace(gloss, term)
-    return [(variant, zh) for rx, variant, zh in glossary.patterns if rx.search(plain)]
+    found: dict[tuple[str, str], None] = {}
+    for para, raw in paragraphs(text):
+        para = _unwrap(para)
+        for gloss, term in glossary.glosses:
+            para = para.replace(gloss, term)
+        for term, rxs in glossary.term_patterns:
+            if not any(word in raw for word in term.allow_near):
+                plain = _mask(para, [term.zh, *term.allow])
+                found |= {(variant, term.zh): None for rx, variant in rxs if rx.search(plain)}
+            other = term.confusable
+            if other and any(word in raw for word in other.near):
+                if other.word in _mask(para, [*other.allow, *term.avoid]):
+                    found[other.word, term.zh] = None
+    order = {(variant, zh): i for i, (_, variant, zh) in enumerate(glossary.patterns)}
+    return sorted(found, key=lambda key: order.get(key, len(order)))
+
+
+def first_use_problems(
+    texts: Iterable[tuple[Loc, str]], glossary: Glossary | None = None
+) -> list[tuple[Loc, str, str]]:
+    """(location, term, gloss) for each glossed term whose first use in ``texts`` is bare.
+
+    ``texts`` are a record's Chinese texts in page order (its title left out): the first one
+    whose prose names a term that has a ``gloss`` must start that use with the gloss.
+    """
+    glossary = glossary or load_glossary()
+    pending = [term for term in glossary.terms if term.gloss]
+    problems = []
+    for loc, text in texts:
+        plain = _unwrap(prose(text))
+        for term in [t for t in pending if t.zh in plain]:
+            pending.remove(term)
+            if plain.find(term.zh) != plain.find(str(term.gloss)):
+                problems.append((loc, term.zh, str(term.gloss)))
+    return problems
 
 
 def chinese_texts(obj: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:

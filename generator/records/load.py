@@ -123,12 +123,33 @@ def _python_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
     return problems
 
 
+#: The record's fields in the order its page shows them (tip.md.j2), for "first use".
+_PAGE_ORDER = ("title", "summary", "after", "before", "no_code", "rationale", "hardware", "caveats")
+
+
+def _page_position(item: tuple[Loc, str]) -> int:
+    field = str(item[0][0])
+    return _PAGE_ORDER.index(field) if field in _PAGE_ORDER else len(_PAGE_ORDER)
+
+
 def _glossary_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
-    """A Chinese text that uses a variant the glossary (tips/_glossary.yaml) avoids."""
-    from generator.records.glossary import find_variants, load_glossary
+    """A Chinese text that uses a variant the glossary (tips/_glossary.yaml) avoids, or the
+    first use of a term that the glossary glosses, left bare."""
+    from generator.records.glossary import find_variants, first_use_problems, load_glossary
 
     glossary = load_glossary()
-    problems = []
+    problems = [
+        Problem(
+            file,
+            doc.content_lines.get(loc, doc.line_of(loc)),
+            _format_loc(loc),
+            f"first uses {term!r} without its gloss {gloss!r} (tips/_glossary.yaml)",
+        )
+        for loc, term, gloss in first_use_problems(
+            [it for it in sorted(chinese_texts(tip), key=_page_position) if it[0][0] != "title"],
+            glossary,
+        )
+    ]
     for loc, text in chinese_texts(tip):
         for variant, term in find_variants(text, glossary):
             start = doc.content_lines.get(loc, doc.line_of(loc))

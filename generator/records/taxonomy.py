@@ -38,7 +38,7 @@ CATEGORIES: dict[str, Label] = {
 #: Tags a record may carry. Keep them short, lowercase and hyphenated.
 TAGS: dict[str, Label] = {
     "activation-checkpointing": Label("activation checkpointing", "激活重计算"),
-    "allocator": Label("memory allocator", "内存分配器"),
+    "allocator": Label("memory allocator", "显存/内存分配器"),
     "amp": Label("AMP", "自动混合精度"),
     "attention": Label("attention", "注意力"),
     "augmentation": Label("data augmentation", "数据增强"),

@@ -1,2 +1,2 @@
 """The site: pages rendered from the records (`pages`), the MkDocs hooks (`hooks`), the
-Pagefind search index (`search`) and Chinese line joining (`cjk`)."""
+Pagefind search index (`search`)."""

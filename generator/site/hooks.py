@@ -20,14 +20,13 @@ from generator import paths
 from generator.compose.script import expand_placeholders, tips_by_feature
 from generator.errors import InvalidRecords, UserError
 from generator.lint.tips import rule_code_problems
-from generator.records import ui
+from generator.records import cjk, ui
 from generator.records.generated import write_managed
 from generator.records.load import load_tips
 from generator.records.problems import load_entry_points
 from generator.records.problems import page_files as entry_point_pages
 from generator.records.render import render
 from generator.records.taxonomy import CATEGORIES
-from generator.site import cjk
 from generator.site import search as sitesearch
 from generator.site.pages import nav, write_pages
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.records import cjk
 from generator.records.load import load_tips
 from generator.records.snippets import snippet_path
 
@@ -97,6 +98,74 @@ def test_no_line_break_between_chinese_characters(built_site: Path) -> None:
 def test_the_chinese_line_break_check_can_fail() -> None:
     nodes = _text_nodes("<p>适得其反，\n并附带</p><pre>代码\n注释</pre><p>显存\nCUDA</p>")
     assert [m for n in nodes for m in _CJK_BREAK.findall(n)] == ["，\n并"]
+
+
+_INLINE = set("a abbr b code em i kbd mark small span strong sub sup".split())
+_PUNCT = "、。，：；！？（）《》「」『』【】％"  # full-width punctuation, written out
+#: A line break beside full-width punctuation, inside a run of inline text: rendered as a space.
+_PUNCT_BREAK = re.compile(f"[{_PUNCT}][ \\t]*\\n\\s*(?=[^\\s])|(?<=[^\\s])[ \\t]*\\n\\s*[{_PUNCT}]")
+
+
+def _inline_runs(html: str) -> list[str]:
+    """The runs of inline text of ``html``, split at block tags; code counts as one character.
+
+    Text inside <pre>, <script>, <style> and <textarea> is left out; an inline <code> element
+    stands in its run as ``\\x00``, so a break between punctuation and code shows.
+    """
+    from html.parser import HTMLParser
+
+    class Collect(HTMLParser):
+        skip = {"pre", "code", "script", "style", "textarea"}
+
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.depth = 0
+            self.runs: list[list[str]] = [[]]
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            if tag == "code" and not self.depth:
+                self.runs[-1].append("\x00")
+            elif tag not in _INLINE:
+                self.runs.append([])
+            self.depth += tag in self.skip
+
+        def handle_endtag(self, tag: str) -> None:
+            self.depth -= tag in self.skip and self.depth > 0
+            if tag not in _INLINE:
+                self.runs.append([])
+
+        def handle_data(self, data: str) -> None:
+            if not self.depth:
+                self.runs[-1].append(data)
+
+    parser = Collect()
+    parser.feed(html)
+    return ["".join(run) for run in parser.runs]
+
+
+def punctuation_breaks(html: str) -> list[str]:
+    """Each line break of ``html`` that renders as a space beside full-width punctuation."""
+    return [m.group(0) for run in _inline_runs(html) for m in _PUNCT_BREAK.finditer(run)]
+
+
+def test_no_space_beside_full_width_punctuation_on_chinese_pages(built_site: Path) -> None:
+    """A wrapped line after "。" or before "（" renders as a space ("float32。 autocast"), unless
+    the hook joins it. Before `cjk.join_lines` joined these, the zh pages had 115 of them."""
+    found = []
+    for page in sorted((built_site / "zh").rglob("*.html")):
+        breaks = punctuation_breaks(page.read_text(encoding="utf-8"))
+        found += [f"{page.relative_to(built_site)}: {b!r}" for b in breaks]
+    assert not found, f"{len(found)} breaks, e.g.\n" + "\n".join(found[:10])
+
+
+def test_the_punctuation_break_check_can_fail() -> None:
+    html = (
+        "<p>保持 float32。\nautocast 不变，提速 10%\n（实测）</p>"
+        "<p>如下：\n<code>x</code> 与 <code>y</code>\n（注）</p>"
+        "<p>末尾。\n</p><p>显存\nCUDA</p><pre>代码。\n注释</pre>"
+    )
+    assert punctuation_breaks(html) == ["。\n", "\n（", "：\n", "\n（"]
+    assert punctuation_breaks(cjk.join_lines(html)) == []
 
 
 def test_api_page_sits_under_contributing_without_raw_roles(built_site: Path) -> None:

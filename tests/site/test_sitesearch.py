@@ -1,5 +1,5 @@
 """What the search index holds (generator/site/search.py) and the Chinese line joining
-(generator/site/cjk.py), on small HTML, without building the site."""
+(generator/records/cjk.py), on small HTML, without building the site."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from generator.records import cjk
 from generator.records.load import get_tip
-from generator.site import cjk
 from generator.site import search as sitesearch
 
 TIP_HTML = (
@@ -99,6 +99,15 @@ def test_the_index_glob_covers_every_indexed_page() -> None:
         ("<code>中\n文</code>", "<code>中\n文</code>"),
         ("<!-- 注\n释 -->", "<!-- 注\n释 -->"),
         ('<a title="中\n文">x</a>', '<a title="中文">x</a>'),  # a tooltip renders it too
+        # Full-width punctuation takes no space on either side, whatever the other side is.
+        ("保持 float32。\nautocast 不", "保持 float32。autocast 不"),
+        ("提速 10%\n（实测", "提速 10%（实测"),
+        ("如下：\n<code>x = 1</code> 即可", "如下：<code>x = 1</code> 即可"),
+        ("调用 <code>f()</code>\n（见下文）", "调用 <code>f()</code>（见下文）"),
+        ("<a>链接</a>，\n  <em>x</em>", "<a>链接</a>，<em>x</em>"),
+        ("中文\n<code>x</code>", "中文\n<code>x</code>"),  # Chinese next to code keeps its space
+        ("two\nwords", "two\nwords"),  # Latin next to Latin too
+        ("<pre>一。\nx</pre>", "<pre>一。\nx</pre>"),
     ],
     ids=[
         "punctuation",
@@ -110,7 +119,20 @@ def test_the_index_glob_covers_every_indexed_page() -> None:
         "code",
         "comment",
         "attr",
+        "punctuation-then-latin",
+        "percent-then-bracket",
+        "punctuation-then-code",
+        "code-then-bracket",
+        "punctuation-then-tags",
+        "chinese-then-code",
+        "latin-latin",
+        "pre-punctuation",
     ],
 )
 def test_chinese_lines_are_joined_outside_code(html: str, joined: str) -> None:
     assert cjk.join_lines(html) == joined
+
+
+def test_join_lines_refuses_html_with_its_placeholder() -> None:
+    with pytest.raises(ValueError, match="NUL"):
+        cjk.join_lines("a\x00b")
