@@ -183,7 +183,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UserError(f"{args.id} has no {name!r} snippet")
         variant = variants[name]
         filename = relative(snippet_path(tip.id or "", name))
-        result = run_variant(variant.code, variant.checks, filename, device=args.device)
+        result = run_variant(
+            variant.code, variant.checks, filename, device=args.device, launch=variant.launch
+        )
         sys.stdout.write(result.output)
         print_line(f"{'ok' if result.ok else 'FAILED'}: {args.id} {name} on {args.device}")
         failed += not result.ok

@@ -98,6 +98,8 @@ def _code_parts(tip: Tip) -> list[tuple[Loc, str | None, str]]:
     parts: list[tuple[Loc, str | None, str]] = []
     for name, variant in tip.variants().items():
         parts += [((name, part), getattr(variant, part), "exec") for part in ("code", "checks")]
+        if variant.launch is not None:
+            parts.append(((name, "launch", "checks"), variant.launch.checks, "exec"))
     if tip.bench is not None:
         parts += [
             (("bench", p), getattr(tip.bench, p), "exec") for p in ("setup", "before", "after")

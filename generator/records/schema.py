@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -120,6 +121,76 @@ class Hardware(Strict):
         return self
 
 
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+class Launch(Strict):
+    """Run the snippet as the script every rank of a `torchrun` job runs."""
+
+    nproc: int = Field(
+        ge=2,
+        le=8,
+        description="Processes (ranks) to start: the snippet is launched with `torchrun "
+        "--standalone --nproc_per_node <nproc>` on CPU with gloo in the tests. `checks` run in "
+        "every rank right after the snippet, in its namespace, with the process group still up "
+        "(the snippet's `destroy_process_group` is deferred until the checks ran), so they can "
+        "compare ranks with collectives such as `dist.all_gather_object`.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment variables of the job, shown in front of the torchrun command "
+        "(e.g. {TORCH_DISTRIBUTED_DEBUG: DETAIL}).",
+    )
+    expect: Literal["success", "error", "hang"] = Field(
+        default="success",
+        description="How the job ends: `success` (every rank exits 0), `error` (a rank raises and "
+        "torchrun stops the job with a non-zero exit; the checks of a rank run with the "
+        "exception as `error`, or `None` where it raised nothing), or `hang` (the job is still "
+        "running `hang_s` seconds after every rank started the snippet; the harness then kills "
+        "it).",
+    )
+    hang_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=60,
+        description="With `expect: hang`: how long the job must keep running after every rank "
+        "started the snippet.",
+    )
+    checks: PythonCode | None = Field(
+        default=None,
+        description="Python run once after the job ended, in a fresh process in the job's working "
+        "directory, to assert what no single rank can see: `workdir` (a Path, the job's working "
+        "directory, where the ranks wrote their files), `outputs` (each rank's stdout and "
+        "stderr, by rank), `exit_code` (torchrun's; None when the harness stopped a hanging job) "
+        "and `elapsed_s` (wall time of the job).",
+    )
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not _ENV_NAME.match(name):
+                raise ValueError(f"{name!r} is not an environment variable name (A-Z, 0-9, _)")
+        return value
+
+    @field_validator("checks")
+    @classmethod
+    def _normalise(cls, value: str | None) -> str | None:
+        return None if value is None else value.strip("\n") + "\n"
+
+    @model_validator(mode="after")
+    def _hang_time(self) -> Launch:
+        if (self.expect == "hang") != (self.hang_s is not None):
+            raise ValueError("give hang_s with expect: hang, and only then")
+        return self
+
+    def command(self, script: str) -> str:
+        """The shell command that runs ``script`` the way the tests do."""
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        run = f"torchrun --standalone --nproc_per_node {self.nproc} {script}"
+        return f"{env} {run}" if env else run
+
+
 class Variant(Strict):
     """One runnable snippet (the `before` or the `after` form) and the checks of its claim."""
 
@@ -131,12 +202,20 @@ class Variant(Strict):
     checks: PythonCode | None = Field(
         default=None,
         description="Python run after `code` in the same namespace; `assert`s the tip's claim "
-        "(e.g. the stored loss has no grad_fn). Must be able to fail.",
+        "(e.g. the stored loss has no grad_fn). Must be able to fail. With `launch`, they run in "
+        "every rank.",
     )
     no_checks: Text | None = Field(
         default=None,
         description="Why the claim cannot be asserted here (e.g. a speed-up that only a GPU shows). "
         "Give either `checks` or `no_checks` for the `after` form.",
+    )
+    launch: Launch | None = Field(
+        default=None,
+        description="Set when `code` is the script each rank of a distributed job runs: the "
+        "harness starts it with `torchrun --standalone --nproc_per_node <nproc>` and the tip "
+        "page shows that command beside the code. The snippet stays a plain script (no launcher "
+        "inside it).",
     )
 
     @field_validator("code", "checks")
@@ -147,9 +226,14 @@ class Variant(Strict):
 
     @model_validator(mode="after")
     def _checks_xor_reason(self) -> Variant:
-        if self.checks is not None and self.no_checks is not None:
+        checked = self.checks is not None or (self.launch is not None and self.launch.checks)
+        if checked and self.no_checks is not None:
             raise ValueError("give either checks or no_checks, not both")
         return self
+
+    def has_checks(self) -> bool:
+        """Whether anything asserts this variant's claim (in the ranks or after the job)."""
+        return self.checks is not None or bool(self.launch and self.launch.checks)
 
 
 class Source(Strict):
@@ -443,7 +527,7 @@ class Tip(Strict):
             return self
         if self.after is None:
             raise ValueError("give `after` code, or `no_code` with the reason there is none")
-        if self.after.checks is None and self.after.no_checks is None:
+        if not self.after.has_checks() and self.after.no_checks is None:
             raise ValueError("after needs `checks` (asserting the claim) or `no_checks` (why not)")
         return self
 

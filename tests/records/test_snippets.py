@@ -72,7 +72,7 @@ def test_snippet_runs_and_checks_hold(tip, variant: str, device: str) -> None:
         pytest.skip(reason)
     code = tip.variants()[variant]
     filename = f"snippets/{tip.id}/{variant}.py"
-    result = run_variant(code.code, code.checks, filename, device=device)
+    result = run_variant(code.code, code.checks, filename, device=device, launch=code.launch)
     # A C++ abort (gloo's teardown one is rerun, see pyproject.toml) is named on the first
     # line, so the message shows it however long the output is.
     aborts = sorted({ln.strip() for ln in result.output.splitlines() if "terminate called" in ln})
@@ -84,4 +84,4 @@ def test_every_tip_has_a_checked_after_snippet_or_says_why() -> None:
     for tip in TIPS:
         if tip.no_code is None:
             assert tip.after is not None
-            assert tip.after.checks or tip.after.no_checks, tip.id
+            assert tip.after.has_checks() or tip.after.no_checks, tip.id

@@ -144,6 +144,32 @@ def test_code_shape_rules(tmp_path: Path) -> None:
     assert any("`after` code, or `no_code`" in m["reason"] for m in found)
 
 
+def test_launch_fields_are_checked_at_their_line(tmp_path: Path) -> None:
+    data = example_record()
+    data["after"]["launch"] = {"nproc": 1, "env": {"bad-name": "1"}, "expect": "hang"}
+    path = write_record(tmp_path, "bad-launch.yaml", data)
+    found = _validate_bad(path)
+    text = path.read_text(encoding="utf-8").splitlines()
+    fields = {m["field"]: m for m in found}
+    assert "greater than or equal to 2" in fields["after.launch.nproc"]["reason"]
+    assert text[int(fields["after.launch.nproc"]["line"]) - 1].strip().startswith("nproc:")
+    assert "not an environment variable name" in fields["after.launch.env"]["reason"]
+    # expect: hang needs hang_s; reported once the field types are right
+    data["after"]["launch"] = {"nproc": 2, "expect": "hang", "checks": "assert (\n"}
+    path = write_record(tmp_path, "bad-launch.yaml", data)
+    reasons = {m["field"]: m["reason"] for m in _validate_bad(path)}
+    assert "hang_s" in reasons["after.launch"]
+
+
+def test_launch_checks_syntax_points_at_the_file_line(tmp_path: Path) -> None:
+    data = example_record()
+    data["after"]["launch"] = {"nproc": 2, "checks": "x = 1\nassert (\n"}
+    path = write_record(tmp_path, "bad-launch-checks.yaml", data)
+    (problem,) = _validate_bad(path)
+    assert problem["field"] == "after.launch.checks"
+    assert "not valid Python" in problem["reason"]
+
+
 def test_the_real_records_are_valid() -> None:
     from generator.lint.tips import rule_code_problems
 
