@@ -1,0 +1,40 @@
+# Compute a large-vocabulary loss with chunked cross-entropy (F.linear_cross_entropy) (before)
+# Generated from tips/chunked-cross-entropy.yaml by `python -m generator snippets`; do not edit by hand.
+# Run: python snippets/chunked-cross-entropy/before.py
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+dtype = torch.bfloat16 if device == "cuda" else torch.float32
+batch, seq_len, d_model, vocab = 8, 256, 64, 8192
+
+
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d_model)
+        self.body = nn.Sequential(nn.Linear(d_model, d_model), nn.GELU())
+        self.head = nn.Linear(d_model, vocab, bias=False)
+
+    def forward(self, tokens):
+        return self.head(self.body(self.embed(tokens)))  # logits (batch, seq_len, vocab)
+
+
+def loss_fn(model, inputs, targets):
+    logits = model(inputs)
+    # The whole (tokens, vocab) tensor, then an fp32 copy of it for a stable softmax.
+    return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten())
+
+
+torch.manual_seed(0)
+model = TinyLM().to(device, dtype)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+tokens = torch.randint(vocab, (batch, seq_len + 1), device=device)
+inputs, targets = tokens[:, :-1], tokens[:, 1:]
+for step in range(3):
+    optimizer.zero_grad(set_to_none=True)
+    loss = loss_fn(model, inputs, targets)
+    loss.backward()
+    optimizer.step()
+print(f"loss {loss.item():.4f}")
