@@ -165,7 +165,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         variant = variants[name]
         filename = _rel(snippet_path(tip.id or "", name))
         result = run_variant(
-            variant.code, variant.checks, filename, device=args.device, launch=variant.launch
+            variant.code,
+            variant.checks,
+            filename,
+            device=args.device,
+            launch=variant.launch,
+            probe=variant.probe,
         )
         sys.stdout.write(result.output)
         _print(f"{'ok' if result.ok else 'FAILED'}: {args.id} {name} on {args.device}")

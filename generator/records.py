@@ -97,7 +97,9 @@ def _code_parts(tip: Tip) -> list[tuple[Loc, str | None, str]]:
     """Every Python text of a record: (location, source, parse mode)."""
     parts: list[tuple[Loc, str | None, str]] = []
     for name, variant in tip.variants().items():
-        parts += [((name, part), getattr(variant, part), "exec") for part in ("code", "checks")]
+        parts += [
+            ((name, part), getattr(variant, part), "exec") for part in ("code", "checks", "probe")
+        ]
         if variant.launch is not None:
             parts.append(((name, "launch", "checks"), variant.launch.checks, "exec"))
     if tip.bench is not None:
