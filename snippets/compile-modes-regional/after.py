@@ -57,6 +57,6 @@ x = torch.randn(2, 8, 16)
 expected = model(x)  # eager reference
 
 for layer in model.layers:  # regional: compile the repeated block, in place
-    layer.compile(backend=counting_backend)
+    layer.compile(backend=counting_backend, fullgraph=True)  # a break inside a block raises
 out = model(x)  # embed, head and the loop over layers stay eager
 out.sum().backward()
