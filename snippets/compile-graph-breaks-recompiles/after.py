@@ -3,6 +3,7 @@
 # Run: python snippets/compile-graph-breaks-recompiles/after.py
 import torch
 
+
 @torch.compile(fullgraph=True)  # a graph break would raise here
 def step(x, w):
     return torch.tanh(x @ w)

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+
 class Block(nn.Module):  # the repeated region, as in a transformer's layers
     def __init__(self, width):
         super().__init__()

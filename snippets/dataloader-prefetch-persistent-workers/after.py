@@ -29,6 +29,6 @@ if __name__ == "__main__":
         persistent_workers=True,  # the same processes serve every epoch
         prefetch_factor=4,  # batches each worker may prepare ahead (default 2)
     )
-    for epoch in range(3):
-        for batch in loader:
+    for _epoch in range(3):
+        for _batch in loader:
             pass  # the training step

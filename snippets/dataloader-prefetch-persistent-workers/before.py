@@ -24,6 +24,6 @@ if __name__ == "__main__":
     dataset = IndexedShards(32)
     # Worker processes, but a fresh set of them for every epoch.
     loader = DataLoader(dataset, batch_size=8, num_workers=2)
-    for epoch in range(3):
-        for batch in loader:
+    for _epoch in range(3):
+        for _batch in loader:
             pass  # the training step
