@@ -184,7 +184,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         variant = variants[name]
         filename = relative(snippet_path(tip.id or "", name))
         result = run_variant(
-            variant.code, variant.checks, filename, device=args.device, launch=variant.launch
+            variant.code,
+            variant.checks,
+            filename,
+            device=args.device,
+            launch=variant.launch,
+            probe=variant.probe,
         )
         sys.stdout.write(result.output)
         print_line(f"{'ok' if result.ok else 'FAILED'}: {args.id} {name} on {args.device}")

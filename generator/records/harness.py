@@ -72,14 +72,16 @@ def run_variant(
     device: str = "cpu",
     timeout: float = DEFAULT_TIMEOUT_S,
     launch: Launch | None = None,
+    probe: str | None = None,
 ) -> RunResult:
     """Run ``code`` then ``checks`` in a fresh interpreter; ``filename`` names it in tracebacks.
 
-    With ``launch``, ``code`` is the script of every rank of a torchrun job (`_run_launch`).
+    ``probe`` (check-only) runs just before ``code`` in the same namespace. With ``launch``,
+    ``code`` is the script of every rank of a torchrun job (`_run_launch`).
     """
     if launch is not None:
-        return _run_launch(code, checks, filename, device, timeout, launch)
-    return _run_python(code, checks, filename, device, timeout)
+        return _run_launch(code, checks, filename, device, timeout, launch, probe)
+    return _run_python(code, checks, filename, device, timeout, probe=probe)
 
 
 def _run_python(
@@ -90,12 +92,20 @@ def _run_python(
     timeout: float,
     preset: dict[str, Any] | None = None,
     cwd: str | None = None,
+    probe: str | None = None,
 ) -> RunResult:
     """Run ``code`` then ``checks`` in one fresh process (a zygote's fork where possible).
 
     ``preset`` (JSON values) are defined in the namespace first; ``cwd`` is its working directory.
     """
-    request = {"code": code, "checks": checks, "filename": filename, "preset": preset, "cwd": cwd}
+    request = {
+        "code": code,
+        "checks": checks,
+        "filename": filename,
+        "preset": preset,
+        "cwd": cwd,
+        "probe": probe,
+    }
     if os.environ.get("PYTORCH_TIPS_ZYGOTE", "1") != "0" and hasattr(os, "fork"):
         result = _zygote(device).run(request, timeout)
         if result is not None:
@@ -241,6 +251,9 @@ def _execute(request: dict[str, Any]) -> None:
     namespace.update(request.get("preset") or {})
     if "workdir" in namespace:
         namespace["workdir"] = Path(namespace["workdir"])
+    if request.get("probe"):
+        probe_name = filename.removesuffix(".py") + ".probe"
+        exec(compile(request["probe"], probe_name, "exec"), namespace)  # noqa: S102
     exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - running the snippet is the point
     if checks:
         check_name = filename.removesuffix(".py") + ".checks"
@@ -294,6 +307,35 @@ module.__file__ = payload["script"]
 sys.modules["__main__"] = module
 namespace = module.__dict__
 error = None
+try:
+    if payload["probe"]:
+        exec(compile(payload["probe"], payload["probe_name"], "exec"), namespace)
+except BaseException:
+    traceback.print_exc()
+    print(f"\n[harness] rank {rank}: the probe failed", file=sys.stderr)
+    finish("checks-failed", 1)
+if payload["expect"] == "hang" and payload["checks"]:
+    import threading
+
+    def check_while_hung():
+        # The main thread is blocked in the hang; the checks see the namespace as far as the
+        # snippet got. The harness kills the job once every rank has a status.
+        while not os.path.exists(os.path.join(harness, "hung")):
+            time.sleep(0.05)
+        try:
+            exec(compile(payload["checks"], payload["checks_name"], "exec"), namespace)
+        except BaseException:
+            traceback.print_exc()
+            print(f"\n[harness] rank {rank}: the checks failed while the job hung", file=sys.stderr)
+            status = "checks-failed"
+        else:
+            status = "hung; checks ok"
+        with open(os.path.join(harness, f"rank{rank}.status"), "w") as f:
+            f.write(status)
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+    threading.Thread(target=check_while_hung, daemon=True).start()
 with open(os.path.join(harness, f"rank{rank}.started"), "w"):
     pass
 try:
@@ -352,6 +394,17 @@ def _kill_job(proc: subprocess.Popen[bytes], harness: Path) -> None:
     proc.wait()
 
 
+def _check_while_hung(harness: Path, nproc: int, checks: bool, deadline: float) -> None:
+    """Have every rank of a hanging job run the checks (in a thread), and wait for them."""
+    if not checks:
+        return
+    (harness / "hung").touch()
+    while time.monotonic() < deadline:
+        if len(list(harness.glob("rank*.status"))) == nproc:
+            return
+        time.sleep(0.05)
+
+
 def _run_launch(
     code: str,
     checks: str | None,
@@ -359,12 +412,13 @@ def _run_launch(
     device: str,
     timeout: float,
     launch: Launch,
+    probe: str | None,
 ) -> RunResult:
     """Run ``code`` as every rank's script under torchrun, ``checks`` in each rank, then
     ``launch.checks`` once in a fresh process; the result's output names each rank."""
     workdir = Path(tempfile.mkdtemp(prefix="tip-launch-"))
     try:
-        return _run_launch_in(workdir, code, checks, filename, device, timeout, launch)
+        return _run_launch_in(workdir, code, checks, filename, device, timeout, launch, probe)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -377,6 +431,7 @@ def _run_launch_in(
     device: str,
     timeout: float,
     launch: Launch,
+    probe: str | None,
 ) -> RunResult:
     harness = workdir / ".harness"
     harness.mkdir()
@@ -386,6 +441,8 @@ def _run_launch_in(
         "script": str(script),
         "checks": checks,
         "checks_name": str(script.with_suffix(".checks")),
+        "probe": probe,
+        "probe_name": str(script.with_suffix(".probe")),
         "expect": launch.expect,
     }
     (harness / "payload.json").write_text(json.dumps(payload), encoding="utf-8")
@@ -419,6 +476,7 @@ def _run_launch_in(
                 all_started = now
             if launch.hang_s is not None and all_started and now - all_started > launch.hang_s:
                 hung = True
+                _check_while_hung(harness, launch.nproc, bool(checks), deadline=start + timeout)
             elif now - start > timeout:
                 timed_out = True
             if hung or timed_out:
@@ -437,12 +495,12 @@ def _run_launch_in(
             statuses.append("did not start the snippet")
         else:
             statuses.append("killed while running" if exit_code is None else "stopped")
-    problem = _launch_problem(launch, exit_code, statuses, timed_out, timeout)
+    problem = _launch_problem(launch, exit_code, statuses, timed_out, timeout, bool(checks))
     report = _launch_report(
         launch, script.name, outputs, statuses, exit_code, elapsed, harness, bool(problem)
     )
     if problem:
-        return RunResult(False, f"{report}\n{problem}", timed_out=timed_out)
+        return RunResult(False, f"{report}\n{problem}\n", timed_out=timed_out)
     if launch.checks:
         preset = {"outputs": outputs, "exit_code": exit_code, "elapsed_s": elapsed}
         after = _run_python(
@@ -457,7 +515,7 @@ def _run_launch_in(
         if not after.ok:
             return RunResult(
                 False,
-                f"{report}\n{after.output}\nthe checks after the job (launch.checks) failed",
+                f"{report}\n{after.output}\nthe checks after the job (launch.checks) failed\n",
                 timed_out=after.timed_out,
             )
         report += after.output
@@ -465,7 +523,12 @@ def _run_launch_in(
 
 
 def _launch_problem(
-    launch: Launch, exit_code: int | None, statuses: list[str], timed_out: bool, timeout: float
+    launch: Launch,
+    exit_code: int | None,
+    statuses: list[str],
+    timed_out: bool,
+    timeout: float,
+    checked: bool,
 ) -> str | None:
     """Why the job did not end as ``launch.expect`` says (None when it did)."""
     failed = [f"rank {r}" for r, s in enumerate(statuses) if s == "checks-failed"]
@@ -486,6 +549,8 @@ def _launch_problem(
             return "the job was expected to fail with an error raised by a rank, but none raised"
     elif exit_code is not None:
         return f"the job was expected to hang for {launch.hang_s} s, but it ended (exit code {exit_code})"
+    elif checked and not all(s == "hung; checks ok" for s in statuses):
+        return "the checks did not finish in every rank of the hanging job"
     return None
 
 

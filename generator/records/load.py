@@ -97,7 +97,9 @@ def _code_parts(tip: Tip) -> list[tuple[Loc, str | None, str]]:
     """Every Python text of a record: (location, source, parse mode)."""
     parts: list[tuple[Loc, str | None, str]] = []
     for name, variant in tip.variants().items():
-        parts += [((name, part), getattr(variant, part), "exec") for part in ("code", "checks")]
+        parts += [
+            ((name, part), getattr(variant, part), "exec") for part in ("code", "checks", "probe")
+        ]
         if variant.launch is not None:
             parts.append(((name, "launch", "checks"), variant.launch.checks, "exec"))
     if tip.bench is not None:
@@ -132,6 +134,37 @@ _PAGE_ORDER = ("title", "summary", "after", "before", "no_code", "rationale", "h
 def _page_position(item: tuple[Loc, str]) -> int:
     field = str(item[0][0])
     return _PAGE_ORDER.index(field) if field in _PAGE_ORDER else len(_PAGE_ORDER)
+
+
+#: Check-only code left in a snippet readers copy: a comment that speaks of the checks, or a
+#: file written for them (``expected-2.pt``). Such code belongs in ``checks`` or ``probe``.
+#: Lines are matched as text, so comments in an embedded script count too.
+_CHECKS_COMMENT = re.compile(r"#.*(?:\b(?:the|for) checks\b|\bcheck-only\b)", re.IGNORECASE)
+_EXPECTED_FILE = re.compile(r"""["'][^"'\n]*\bexpected[-_][^"'\n]*\.(?:pt|pth|json|npy|pkl)["']""")
+
+
+def _scaffolding_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
+    problems = []
+    for name, variant in tip.variants().items():
+        loc = (name, "code")
+        first = doc.content_lines.get(loc, doc.line_of(loc))
+        for number, line in enumerate(variant.code.splitlines(), 1):
+            if _CHECKS_COMMENT.search(line):
+                what = "a comment speaks of the checks"
+            elif _EXPECTED_FILE.search(line):
+                what = "it writes an expected-* file for the checks"
+            else:
+                continue
+            problems.append(
+                Problem(
+                    file,
+                    first + number - 1,
+                    _format_loc(loc),
+                    f"check-only code in the snippet readers copy ({what}): "
+                    "move it into `checks` or `probe`",
+                )
+            )
+    return problems
 
 
 def _glossary_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
@@ -194,6 +227,7 @@ def validate_file(path: Path) -> tuple[Tip | None, Document | None, list[Problem
             ],
         )
     problems = _python_problems(file, doc, tip)
+    problems += _scaffolding_problems(file, doc, tip)
     problems += _glossary_problems(file, doc, tip)
     stem = path.stem
     if tip.id is not None and tip.id != stem:

@@ -146,8 +146,9 @@ class Launch(Strict):
         description="How the job ends: `success` (every rank exits 0), `error` (a rank raises and "
         "torchrun stops the job with a non-zero exit; the checks of a rank run with the "
         "exception as `error`, or `None` where it raised nothing), or `hang` (the job is still "
-        "running `hang_s` seconds after every rank started the snippet; the harness then kills "
-        "it).",
+        "running `hang_s` seconds after every rank started the snippet; the checks then run in "
+        "every rank, in a thread, on the namespace as far as the snippet got, and the harness "
+        "kills the job).",
     )
     hang_s: float | None = Field(
         default=None,
@@ -210,6 +211,13 @@ class Variant(Strict):
         description="Why the claim cannot be asserted here (e.g. a speed-up that only a GPU shows). "
         "Give either `checks` or `no_checks` for the `after` form.",
     )
+    probe: PythonCode | None = Field(
+        default=None,
+        description="Check-only Python run just before `code`, in the same namespace (in every "
+        "rank with `launch`): what the checks need to see inside the run, such as a memory "
+        "baseline or a hook that records an intermediate state. Never shown to readers; keep it "
+        "small and leave the snippet's behaviour unchanged. Needs checks that read it.",
+    )
     launch: Launch | None = Field(
         default=None,
         description="Set when `code` is the script each rank of a distributed job runs: the "
@@ -218,7 +226,7 @@ class Variant(Strict):
         "inside it).",
     )
 
-    @field_validator("code", "checks")
+    @field_validator("code", "checks", "probe")
     @classmethod
     def _normalise(cls, value: str | None) -> str | None:
         # Syntax is checked by generator.records.load, which can point at the exact file line.
@@ -226,6 +234,8 @@ class Variant(Strict):
 
     @model_validator(mode="after")
     def _checks_xor_reason(self) -> Variant:
+        if self.probe is not None and not self.has_checks():
+            raise ValueError("a probe needs checks that read it")
         checked = self.checks is not None or (self.launch is not None and self.launch.checks)
         if checked and self.no_checks is not None:
             raise ValueError("give either checks or no_checks, not both")

@@ -32,7 +32,7 @@ model = TinyLM().to(device, dtype)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 tokens = torch.randint(vocab, (batch, seq_len + 1), device=device)
 inputs, targets = tokens[:, :-1], tokens[:, 1:]
-for step in range(3):
+for _ in range(3):
     optimizer.zero_grad(set_to_none=True)
     loss = loss_fn(model, inputs, targets)
     loss.backward()

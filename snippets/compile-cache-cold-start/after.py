@@ -14,7 +14,7 @@ WORKER = textwrap.dedent(
     """
     import json, sys, time
     import torch
-    from torch._dynamo.utils import counters
+    from torch._dynamo.utils import compilation_time_metrics, counters
 
     load_from, save_to = sys.argv[1:3]
     if load_from:  # a mega-cache made elsewhere: fill this machine's caches before compiling
@@ -39,6 +39,8 @@ WORKER = textwrap.dedent(
         "fxgraph_hit": counters["inductor"]["fxgraph_cache_hit"],
         "fxgraph_miss": counters["inductor"]["fxgraph_cache_miss"],
         "aotautograd_hit": counters["aot_autograd"]["autograd_cache_hit"],
+        # seconds Inductor spent generating and compiling code in this process
+        "codegen_seconds": sum(compilation_time_metrics.get("fx_codegen_and_compile", [])),
     }))
     """
 )

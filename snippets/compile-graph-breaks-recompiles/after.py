@@ -3,20 +3,13 @@
 # Run: python snippets/compile-graph-breaks-recompiles/after.py
 import torch
 
-compiled_graphs = []
 
-
-def counting_backend(gm, example_inputs):
-    compiled_graphs.append(gm)
-    return gm.forward
-
-
-@torch.compile(backend=counting_backend, fullgraph=True)  # a graph break would raise here
+@torch.compile(fullgraph=True)  # a graph break would raise here
 def step(x, w):
     return torch.tanh(x @ w)
 
 
-@torch.compile(backend=counting_backend, fullgraph=True)
+@torch.compile(fullgraph=True)
 def normalize(x):
     norm = x.norm()
     return torch.where(norm > 1, x / norm, x)  # the branch is now data, not Python control flow
@@ -37,14 +30,6 @@ outputs = [compiled(*args) for args in calls]
 
 # Changing shapes: with dynamic=None the first call compiles for its exact shape, the
 # first change compiles once more with a symbolic batch size, which serves all later ones.
-shape_graphs = []
-
-
-def count_shapes(gm, example_inputs):
-    shape_graphs.append(gm)
-    return gm.forward
-
-
-scale = torch.compile(lambda t: t * 2 + 1, backend=count_shapes)
+scale = torch.compile(lambda t: t * 2 + 1)
 for batch in (4, 8, 16, 32):
     scale(torch.randn(batch, 16))

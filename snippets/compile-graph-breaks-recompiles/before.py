@@ -6,15 +6,6 @@ import torch
 # Same reports as running with TORCH_LOGS="graph_breaks,recompiles".
 torch._logging.set_logs(graph_breaks=True, recompiles=True)
 
-compiled_graphs = []
-
-
-def counting_backend(gm, example_inputs):
-    # Records each FX graph Dynamo produces and runs it unchanged (no Inductor).
-    compiled_graphs.append(gm)
-    return gm.forward
-
-
 def rollout(x, w, n_steps):
     for _ in range(n_steps):  # range() needs a concrete int: each new n_steps is a new graph
         x = torch.tanh(x @ w)
@@ -23,7 +14,7 @@ def rollout(x, w, n_steps):
     return x
 
 
-compiled = torch.compile(rollout, backend=counting_backend)
+compiled = torch.compile(rollout)
 torch.manual_seed(0)
 x = torch.randn(8, 16)
 w = torch.randn(16, 16) / 4

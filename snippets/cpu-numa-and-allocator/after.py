@@ -2,12 +2,9 @@
 # Generated from tips/cpu-numa-and-allocator.yaml by `python -m generator snippets`; do not edit by hand.
 # Run: python snippets/cpu-numa-and-allocator/after.py
 import ctypes.util
-import json
 import os
 import shlex
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 
@@ -60,22 +57,8 @@ def launch_command(argv: list[str], node: int = 0) -> tuple[list[str], dict[str,
     return prefix + argv, env
 
 
-# A probe that reports what the launched process really got.
-PROBE = """
-import json, os, torch
-maps = open("/proc/self/maps").read()
-print(json.dumps({"cpus": sorted(os.sched_getaffinity(0)),
-                  "threads": torch.get_num_threads(),
-                  "allocator": "jemalloc" in maps or "tcmalloc" in maps,
-                  "onednn": torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled}))
-"""
-
 if __name__ == "__main__":
     argv, env = launch_command(["python", "train.py"])
     extra = {k: env[k] for k in ("OMP_NUM_THREADS", "LD_PRELOAD") if k in env}
     print("launch with:", " ".join(f"{k}={shlex.quote(v)}" for k, v in extra.items()),
           shlex.join(argv))
-
-    probe_argv, probe_env = launch_command([sys.executable, "-c", PROBE])
-    result = subprocess.run(probe_argv, env=probe_env, capture_output=True, text=True, check=True)
-    report = json.loads(result.stdout)

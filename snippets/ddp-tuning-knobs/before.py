@@ -1,17 +1,6 @@
-# Tune DDP: `gradient_as_bucket_view`, `bucket_cap_mb`, a compression hook, `static_graph`, `device_id` (before)
+# Tune DDP: `gradient_as_bucket_view`, `bucket_cap_mb`, a compression hook, `device_id` (and when `static_graph` matters) (before)
 # Generated from tips/ddp-tuning-knobs.yaml by `python -m generator snippets`; do not edit by hand.
-# Run: python snippets/ddp-tuning-knobs/before.py
-import os
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
-import torch
-
-# The training script each rank runs; torchrun starts one copy per device.
-SCRIPT = '''
-import sys
+# Every rank runs this script. Run: torchrun --standalone --nproc_per_node 2 snippets/ddp-tuning-knobs/before.py
 from datetime import timedelta
 
 import torch
@@ -30,49 +19,13 @@ def global_batch():
     return torch.randn(32, 256, generator=g), torch.randn(32, 256, generator=g)
 
 
-def main(out_dir):
-    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
-    rank, world = dist.get_rank(), dist.get_world_size()
-    x, y = global_batch()
-    x, y = x.chunk(world)[rank], y.chunk(world)[rank]  # this rank's half
-    ddp = DDP(make_model())  # defaults: each .grad is copied into 25 MiB buckets and back
-    for _ in range(4):
-        ddp.zero_grad()
-        nn.functional.mse_loss(ddp(x), y).backward()
-    grads = [p.grad for p in ddp.parameters()]
-    result = {"fp32": {
-        "grads": [g.clone() for g in grads],
-        "storages": [g.untyped_storage().data_ptr() for g in grads],
-        "storage_bytes": {g.untyped_storage().data_ptr(): g.untyped_storage().nbytes() for g in grads},
-    }}
-    torch.save(result, f"{out_dir}/rank{rank}.pt")
-    dist.destroy_process_group()
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
-'''
-
-
-def torchrun(script: Path, *args: str, nproc: int = 2, timeout: float = 120) -> None:
-    """Run `torchrun --standalone --nproc_per_node=<nproc> script args`, bounded in time."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc_per_node={nproc}", str(script), *args]
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}  # this demo runs on CPU with gloo
-    proc = subprocess.Popen(cmd, env=env)
-    try:
-        returncode = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.terminate()  # torchrun passes SIGTERM on to its workers
-        proc.wait()
-        raise
-    if returncode:
-        raise subprocess.CalledProcessError(returncode, cmd)
-
-
-tmp = tempfile.TemporaryDirectory()  # removed when the program exits
-workdir = Path(tmp.name)
-script = workdir / "train.py"
-script.write_text(SCRIPT)
-torchrun(script, str(workdir))
-ranks = [torch.load(workdir / f"rank{r}.pt", weights_only=True) for r in range(2)]
+# GPUs: torch.cuda.set_device(local_rank) and the backend "nccl".
+dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+rank, world = dist.get_rank(), dist.get_world_size()
+x, y = global_batch()
+x, y = x.chunk(world)[rank], y.chunk(world)[rank]  # this rank's half
+ddp = DDP(make_model())  # defaults: each .grad is copied into 25 MiB buckets and back
+for _ in range(4):
+    ddp.zero_grad()
+    nn.functional.mse_loss(ddp(x), y).backward()
+dist.destroy_process_group()

@@ -1,69 +1,22 @@
 # Turn distributed hangs into errors that name the rank and the collective (before)
 # Generated from tips/debug-distributed-hangs.yaml by `python -m generator snippets`; do not edit by hand.
-# Run: python snippets/debug-distributed-hangs/before.py
-import json
-import os
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
-# A job with two classic bugs. Each rank writes what it saw to report<rank>.json.
-SCRIPT = '''
-import json
-import sys
+# Every rank runs this script. Run: torchrun --standalone --nproc_per_node 2 snippets/debug-distributed-hangs/before.py
 import time
 
 import torch
 import torch.distributed as dist
 
+dist.init_process_group("gloo")  # default timeout: 30 min (gloo), 10 min (NCCL)
+rank = dist.get_rank()
 
-def main(out_dir):
-    dist.init_process_group("gloo")  # default timeout: 30 min (gloo), 10 min (NCCL)
-    rank = dist.get_rank()
-    report = {}
+# Bug 1: only rank 0 all-reduces a metric, so the ranks' collectives no longer line up.
+weights = torch.zeros(4)
+if rank == 0:
+    dist.all_reduce(torch.ones(1))  # e.g. averaging the loss for the log
+dist.broadcast(weights, src=0)
 
-    # Bug 1: only rank 0 all-reduces a metric, so the ranks' collectives no longer line up.
-    weights = torch.zeros(4)
-    try:
-        if rank == 0:
-            dist.all_reduce(torch.ones(1))  # e.g. averaging the loss for the log
-        dist.broadcast(weights, src=0)
-    except RuntimeError as err:  # caught only to report it; a real job would stop here
-        report["mismatch"] = str(err)
-    with open(f"{out_dir}/report{rank}.json", "w") as f:
-        json.dump(report, f)
-
-    # Bug 2: rank 1 is stuck (a dead data loader, an endless loop) and never arrives.
-    if rank == 1:
-        time.sleep(600)
-    dist.barrier()
-    dist.destroy_process_group()
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
-'''
-
-
-def torchrun(script: Path, *args: str, env: dict, nproc: int = 2, timeout: float = 120) -> int | None:
-    """Run `torchrun --standalone --nproc_per_node=<nproc> script args`: its exit code,
-    or None if it was still running after `timeout` seconds and had to be killed."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc_per_node={nproc}", str(script), *args]
-    proc = subprocess.Popen(cmd, env={**os.environ, **env, "CUDA_VISIBLE_DEVICES": ""})
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.terminate()  # torchrun passes SIGTERM on to its workers
-        proc.wait()
-        return None
-
-
-tmp = tempfile.TemporaryDirectory()  # removed when the program exits
-workdir = Path(tmp.name)
-script = workdir / "train.py"
-script.write_text(SCRIPT)
-# The job hangs; a watchdog outside it (here: a 10 s limit) is all that ends it.
-exit_code = torchrun(script, str(workdir), env={}, timeout=10)
-reports = [json.loads(p.read_text()) if p.exists() else {} for p in (workdir / "report0.json", workdir / "report1.json")]
+# Bug 2: rank 1 is stuck (a dead data loader, an endless loop) and never arrives.
+if rank == 1:
+    time.sleep(600)
+dist.barrier()
+dist.destroy_process_group()

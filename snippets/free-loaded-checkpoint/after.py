@@ -2,7 +2,6 @@
 # Generated from tips/free-loaded-checkpoint.yaml by `python -m generator snippets`; do not edit by hand.
 # Run: python snippets/free-loaded-checkpoint/after.py
 import io
-import weakref
 
 import torch
 from torch import nn
@@ -35,5 +34,4 @@ checkpoint = torch.load(io.BytesIO(checkpoint_bytes), map_location=device, weigh
 model.load_state_dict(checkpoint["model"])  # copies the values into the model's own tensors
 optimizer.load_state_dict(checkpoint["optimizer"])
 start_epoch = checkpoint["epoch"] + 1
-loaded_weight = weakref.ref(checkpoint["model"]["0.weight"])  # lets the checks see it go
 del checkpoint  # the dict was a second copy of every weight

@@ -2,13 +2,11 @@
 # Generated from tips/free-memory-empty-cache.yaml by `python -m generator snippets`; do not edit by hand.
 # Run: python snippets/free-memory-empty-cache/after.py
 import gc
-import weakref
 
 import torch
 from torch import nn
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
-on_gpu = device == "cuda"
 
 
 class Net(nn.Module):
@@ -26,24 +24,13 @@ class Net(nn.Module):
         return self.body(x)
 
 
-def memory():
-    """(allocated, reserved) bytes on the GPU; zeros on CPU."""
-    return (torch.cuda.memory_allocated(), torch.cuda.memory_reserved()) if on_gpu else (0, 0)
-
-
 torch.manual_seed(0)
 model = Net().to(device)
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 model(torch.randn(64, 1024, device=device)).square().mean().backward()
 optimizer.step()
 
-model_ref = weakref.ref(model)  # weak references do not keep the objects alive
-weight_ref = weakref.ref(model.body[0].weight)
-with_model = memory()
-
 del model, optimizer  # every reference: the optimizer holds the parameters too
 gc.collect()  # the hook's reference cycle is only broken by the garbage collector
-after_del = memory()
-if on_gpu:
+if device == "cuda":
     torch.cuda.empty_cache()  # now the cached, unused blocks go back to the driver
-after_empty = memory()

@@ -12,8 +12,12 @@ from torch.utils.flop_counter import FlopCounterMode
 device = "cuda" if torch.cuda.is_available() else "cpu"
 dtype = torch.bfloat16 if device == "cuda" else torch.float32
 
-# Dense (no 2:4 sparsity) bf16 Tensor Core peak per GPU, from NVIDIA's datasheets.
-PEAK_BF16_FLOPS = {"H100 PCIe": 756e12, "H100": 989e12, "H200": 989e12, "A100": 312e12}
+# Dense (no 2:4 sparsity) bf16 Tensor Core peak per GPU, from NVIDIA's datasheets. The first
+# key found in the device name wins: "H100 NVL" before "H100", "GB200" before "B200".
+PEAK_BF16_FLOPS = {
+    "H100 PCIe": 756e12, "H100 NVL": 835e12, "H100": 989e12, "H200": 989e12,
+    "GB200": 2500e12, "B200": 2250e12, "A100": 312e12,
+}
 
 
 class Block(nn.Module):
@@ -85,12 +89,14 @@ def seconds_per_step(steps=5):
     return (time.perf_counter() - start) / steps
 
 
+def datasheet_peak(device_name):
+    """The datasheet peak of a GPU by its name, or None for a GPU not in the table."""
+    return next((v for k, v in PEAK_BF16_FLOPS.items() if k in device_name), None)
+
+
 def peak_flops():
-    if device == "cuda":
-        name = torch.cuda.get_device_name()
-        for key, value in PEAK_BF16_FLOPS.items():  # "H100 PCIe" is checked before "H100"
-            if key in name:
-                return value
+    if device == "cuda" and datasheet_peak(torch.cuda.get_device_name()):
+        return datasheet_peak(torch.cuda.get_device_name())
     # Unknown hardware (or a CPU): the best rate a large matmul reaches here.
     a = torch.randn(1024, 1024, device=device, dtype=dtype)
     best = float("inf")

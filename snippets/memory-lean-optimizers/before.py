@@ -22,6 +22,6 @@ for _ in range(10):
     optimizer.zero_grad(set_to_none=True)
     model(x).square().mean().backward()
     optimizer.step()
-unchanged = sum((p == s).sum().item() for p, s in zip(model.parameters(), start))
+unchanged = sum((p == s).sum().item() for p, s in zip(model.parameters(), start, strict=True))
 total = sum(p.numel() for p in model.parameters())
 print(f"{unchanged / total:.0%} of the bf16 weights never moved")

@@ -22,7 +22,6 @@ class ResidualMLP(nn.Module):
 
 torch.manual_seed(0)
 model = ResidualMLP()
-initial = [block.weight.detach().clone() for block in model.blocks]
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
 x, y = torch.randn(8, 4), torch.randn(8, 2)

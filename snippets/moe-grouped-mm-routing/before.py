@@ -33,7 +33,7 @@ moe = MoE(dim=64, hidden=128, num_experts=8, top_k=2).to(device, dtype)
 optimizer = torch.optim.AdamW(moe.parameters(), lr=1e-3)
 x = torch.randn(512, 64, device=device, dtype=dtype)
 target = torch.randn(512, 64, device=device, dtype=dtype)
-for step in range(5):
+for _ in range(5):
     optimizer.zero_grad(set_to_none=True)
     loss = F.mse_loss(moe(x).float(), target.float())
     loss.backward()

@@ -47,12 +47,12 @@ optimizers = [muon, adamw]
 tokens = torch.randint(vocab, (16, 65), device=device)
 inputs, targets = tokens[:, :-1], tokens[:, 1:]
 losses = []
-for step in range(20):
+for _ in range(20):
     for opt in optimizers:
         opt.zero_grad(set_to_none=True)
     loss = nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
     loss.backward()
     for opt in optimizers:
         opt.step()
-    losses.append(loss.item())
-print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+    losses.append(loss.detach())  # stays on the device: no host sync per step
+print(f"loss {losses[0].item():.3f} -> {losses[-1].item():.3f}")

@@ -44,7 +44,7 @@ optimizers = [muon, adamw]
 tokens = torch.randint(vocab, (16, 65), device=device)
 inputs, targets = tokens[:, :-1], tokens[:, 1:]
 losses = []
-for step in range(20):
+for _ in range(20):
     for opt in optimizers:
         opt.zero_grad(set_to_none=True)
     loss = nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())

@@ -70,7 +70,7 @@ for start in range(0, len(batches), CHECK_EVERY):
         # Later steps of the window failed only because this one poisoned the weights.
         first = verdicts.index(False)
         step, _ = window.pop(first)
-        bad = [n for n, v in zip(names, layer_norms[first].tolist()) if not math.isfinite(v)]
+        bad = [n for n, v in zip(names, layer_norms[first].tolist(), strict=True) if not math.isfinite(v)]
         print(f"step {step}: non-finite loss or gradient norm {bad}; skipping its batch")
         skipped.append(step)
         restore(good)  # back to the start of the window, then train it again without the batch

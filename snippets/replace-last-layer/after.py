@@ -23,7 +23,6 @@ class TinyNet(nn.Module):
 
 torch.manual_seed(0)
 model = TinyNet(num_classes=10)  # imagine pretrained weights loaded here
-pretrained = {k: v.clone() for k, v in model.features.state_dict().items()}
 
 # 1. Swap the head, reading its input width from the old layer.
 num_classes = 3
@@ -33,7 +32,6 @@ model.features.requires_grad_(False)
 # 3. Move the model (new head included), then build the optimizer.
 model.to(device)
 optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
-head_before = model.fc.weight.detach().clone()
 
 x = torch.randn(4, 3, 16, 16, device=device)
 y = torch.randint(0, num_classes, (4,), device=device)

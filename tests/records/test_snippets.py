@@ -72,7 +72,9 @@ def test_snippet_runs_and_checks_hold(tip, variant: str, device: str) -> None:
         pytest.skip(reason)
     code = tip.variants()[variant]
     filename = f"snippets/{tip.id}/{variant}.py"
-    result = run_variant(code.code, code.checks, filename, device=device, launch=code.launch)
+    result = run_variant(
+        code.code, code.checks, filename, device=device, launch=code.launch, probe=code.probe
+    )
     # A C++ abort (gloo's teardown one is rerun, see pyproject.toml) is named on the first
     # line, so the message shows it however long the output is.
     aborts = sorted({ln.strip() for ln in result.output.splitlines() if "terminate called" in ln})

@@ -170,6 +170,21 @@ def test_launch_checks_syntax_points_at_the_file_line(tmp_path: Path) -> None:
     assert "not valid Python" in problem["reason"]
 
 
+def test_check_only_code_in_a_snippet_is_reported_at_its_line(tmp_path: Path) -> None:
+    data = example_record()
+    data["after"]["code"] = (
+        "import torch\n\nx = torch.ones(2)\nsnapshot = x.clone()  # for the checks\n"
+        'torch.save(x, f"expected-{1}.pt")\n'
+    )
+    path = write_record(tmp_path, "scaffolding.yaml", data)
+    found = _validate_bad(path)
+    text = path.read_text(encoding="utf-8").splitlines()
+    assert [m["field"] for m in found] == ["after.code", "after.code"]
+    assert "snapshot = x.clone()" in text[int(found[0]["line"]) - 1]
+    assert "expected-" in text[int(found[1]["line"]) - 1]
+    assert all("check-only code" in m["reason"] for m in found)
+
+
 def test_the_real_records_are_valid() -> None:
     from generator.lint.tips import rule_code_problems
 

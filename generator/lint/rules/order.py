@@ -264,7 +264,11 @@ class ZeroGradSetToNoneFalse(Rule):
     """`zero_grad(set_to_none=False)` fills every gradient with zeros: a kernel per
     parameter, and the gradient memory stays allocated between steps. The default
     (`set_to_none=True`, since PyTorch 2.0) frees it and lets `backward()` write fresh
-    gradients. Code that reads `.grad` after zeroing must then expect `None`."""
+    gradients. Code that reads `.grad` after zeroing must then expect `None`.
+
+    Not reported in a file that builds DDP with `gradient_as_bucket_view=True`: there the
+    gradients are views into DDP's buckets, which stay allocated anyway, and keeping the
+    views lets the next backward accumulate into them instead of being copied in."""
 
     code = "PTT032"
     name = "zero-grad-set-to-none-false"
@@ -275,13 +279,28 @@ class ZeroGradSetToNoneFalse(Rule):
     tip = "zero-grad-set-to-none"
     fixable = True
     fix_safety = "safe"
-    VALID = ("optimizer.zero_grad()\nmodel.zero_grad(set_to_none=True)\n",)
+    VALID = (
+        "optimizer.zero_grad()\nmodel.zero_grad(set_to_none=True)\n",
+        "ddp = DDP(model, gradient_as_bucket_view=True)\nddp.zero_grad(set_to_none=False)\n",
+    )
     INVALID = (
         Invalid("optimizer.zero_grad(set_to_none=False)\n", "optimizer.zero_grad()\n"),
         Invalid("model.zero_grad(False)\n", "model.zero_grad()\n"),
+        Invalid(
+            "ddp = DDP(model, gradient_as_bucket_view=False)\nddp.zero_grad(set_to_none=False)\n",
+            "ddp = DDP(model, gradient_as_bucket_view=False)\nddp.zero_grad()\n",
+        ),
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
+        bucket_views = any(
+            isinstance(node, ast.keyword)
+            and node.arg == "gradient_as_bucket_view"
+            and is_const(node.value, True)
+            for node in ast.walk(ctx.tree)
+        )
+        if bucket_views:
+            return
         for call in ctx.methods("zero_grad"):
             kw = kwarg(call, "set_to_none")
             flag = kw.value if kw is not None else (call.args[0] if call.args else None)
