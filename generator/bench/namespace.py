@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from generator.bench.memory import make_peak_bytes, saved_tensor_bytes, tensor_bytes
-from generator.records.schema import BenchSize, Tip
+from generator.records.benchspec import BenchSize
+from generator.records.schema import Tip
 
 #: The name under which the bench namespace of the tip being measured is a module.
 

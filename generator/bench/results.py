@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from generator import paths
 from generator.bench.stats import MemoryVerdict, TimeVerdict
 from generator.errors import UserError
-from generator.records.schema import Regime, SizeValue, Tip
+from generator.records.benchspec import Regime, SizeValue
+from generator.records.schema import Tip
 
 RESULTS_DIR = paths.ROOT / "benchmarks" / "results"
 #: 2: results per tip *and regime*, each with the sizes it was measured at (1: per tip).

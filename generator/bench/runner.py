@@ -56,7 +56,8 @@ from generator.bench.stats import (
     summarize,
     time_verdict,
 )
-from generator.records.schema import BenchSize, Tip
+from generator.records.benchspec import BenchSize
+from generator.records.schema import Tip
 
 FORMS = ("before", "after")
 

@@ -13,7 +13,7 @@ from generator.records.taxonomy import COMPOSE_FEATURES
 if TYPE_CHECKING:
     from generator.records.schema import Tip
 
-_ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"  # generator.records.schema.ID_PATTERN, without importing pydantic
+_ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"  # generator.records.fields.ID_PATTERN, without importing pydantic
 
 #: Blocks that cite only some of a feature's tips: those with one of the words in their id.
 #: Any other block named ``<feature>`` or ``<feature>.<part>`` cites the feature's remaining

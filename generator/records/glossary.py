@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_va
 from generator import paths
 from generator.errors import InvalidRecords, Problem
 from generator.records.cjk import joins
-from generator.records.schema import Strict, Text
+from generator.records.fields import Strict, Text
 from generator.records.yamlio import Loc, YamlProblem, read_document
 
 GLOSSARY = paths.TIPS / "_glossary.yaml"

@@ -16,8 +16,9 @@ from pydantic import ValidationError
 
 from generator import paths
 from generator.errors import InvalidRecords, NotFound, Problem
+from generator.records.fields import ID_PATTERN
 from generator.records.glossary import chinese_texts
-from generator.records.schema import ID_PATTERN, Tip
+from generator.records.schema import Tip
 from generator.records.yamlio import Document, Loc, YamlProblem, read_document
 
 #: Files in ``tips/`` that are not records.

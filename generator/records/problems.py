@@ -25,7 +25,7 @@ from pydantic import Field, RootModel, ValidationError, field_validator
 
 from generator import paths
 from generator.errors import InvalidRecords, Problem
-from generator.records.schema import Strict, Text
+from generator.records.fields import Strict, Text
 from generator.records.yamlio import Loc, YamlProblem, read_document
 
 PROBLEMS_FILE = paths.TIPS / "_problems.yaml"

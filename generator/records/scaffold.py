@@ -8,8 +8,8 @@ from pathlib import Path
 
 from generator import paths
 from generator.errors import UserError
+from generator.records.fields import ID_PATTERN
 from generator.records.render import render
-from generator.records.schema import ID_PATTERN
 from generator.records.taxonomy import CATEGORIES
 
 

@@ -1,0 +1,95 @@
+"""The building blocks of the record schema: the strict base model, bilingual text (`Text`,
+`Line`), identifiers and the vocabularies of `generator.records.taxonomy` as types."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from generator.records.taxonomy import CATEGORIES, COMPOSE_FEATURES, DEVICES, IMPACTS, SEEDS, TAGS
+
+ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_PLACEHOLDER = "TODO"
+
+Category = Literal[tuple(CATEGORIES)]  # type: ignore[valid-type]
+Tag = Literal[tuple(TAGS)]  # type: ignore[valid-type]
+Impact = Literal[tuple(IMPACTS)]  # type: ignore[valid-type]
+Device = Literal[tuple(DEVICES)]  # type: ignore[valid-type]
+Seed = Literal[tuple(SEEDS)]  # type: ignore[valid-type]
+Feature = Literal[tuple(COMPOSE_FEATURES)]  # type: ignore[valid-type]
+TipId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+PythonCode = Annotated[str, StringConstraints(min_length=1)]
+
+
+class Strict(BaseModel):
+    """Base for every record part: unknown keys are errors, values are not coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Text(Strict):
+    """A human-readable text in English and Chinese; both are required and non-empty."""
+
+    en: str = Field(description="English text (Markdown where the field allows it).")
+    zh: str = Field(
+        description="Chinese text, written for Chinese-speaking engineers, not a gloss."
+    )
+
+    @field_validator("en", "zh")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        if _PLACEHOLDER in value:
+            raise ValueError(f"still contains the {_PLACEHOLDER} placeholder of the template")
+        return value.strip()
+
+    @field_validator("zh")
+    @classmethod
+    def _is_chinese(cls, value: str) -> str:
+        if not _CJK.search(value):
+            raise ValueError("has no Chinese characters: translate it")
+        return value
+
+    def get(self, lang: str) -> str:
+        """Return the text in ``lang`` (``en`` or ``zh``)."""
+        return self.zh if lang == "zh" else self.en
+
+
+class Line(Text):
+    """A one-line bilingual text (no line breaks)."""
+
+    @field_validator("en", "zh")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if "\n" in value.strip():
+            raise ValueError("must be a single line")
+        return value
+
+
+class Source(Strict):
+    """Where the advice comes from: a seed document or a web page."""
+
+    seed: Seed | None = Field(default=None, description="Seed document prefix (000-004).")
+    url: Annotated[str, StringConstraints(pattern=r"^https://\S+$")] | None = Field(
+        default=None, description="https link to documentation or an article."
+    )
+    title: str | None = Field(default=None, description="Title of the linked page.")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Source:
+        if (self.seed is None) == (self.url is None):
+            raise ValueError("give exactly one of seed or url")
+        if self.url is not None and not self.title:
+            raise ValueError("a url source needs a title")
+        return self
