@@ -29,6 +29,7 @@ from generator.records.render import plain_text, render
 from generator.records.schema import Tip
 from generator.records.snippets import snippet_files
 from generator.records.taxonomy import CATEGORIES, COMPOSE_FEATURES, DEVICES, IMPACTS, SEEDS, TAGS
+from generator.site.tools import playground_page
 
 LANGS = ("en", "zh")
 
@@ -154,6 +155,7 @@ def page_files(tips: Sequence[Tip]) -> dict[Path, str]:
         )
         files[_page("glossary", lang)] = glossary_page(lang, glossary)
         files[_page("lint", lang)] = lint_page(lang, tips)
+        files[_page("lint/playground", lang)] = playground_page(lang, tips)
     for path, content in snippet_files(tips).items():
         files[paths.DOCS / "snippets" / path.relative_to(paths.SNIPPETS)] = content
     return files
