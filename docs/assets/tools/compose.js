@@ -157,9 +157,12 @@ function setup(root) {
   });
 
   function update() {
+    const argv = flags();
+    // Until the answer comes, the script shown is for other flags: say so by fading it.
+    output.classList.toggle("is-stale", JSON.stringify(argv) !== output.dataset.flags);
     output.dataset.state = "busy";
     if (ready) status.textContent = L.working;
-    compose(flags());
+    compose(argv);
   }
 
   form.addEventListener("input", () => {
