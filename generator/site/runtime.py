@@ -24,6 +24,7 @@ without any, so the runtime never asks another host for one.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import importlib.util
 import io
@@ -150,10 +151,14 @@ def pyodide_tarball(
             f"{url}: the download does not match its integrity hash {integrity[:19]}... "
             f"(got {integrity_of(data, integrity.split('-', 1)[0])[:19]}...); nothing was cached"
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:  # a cache that cannot be written costs the next build a download, nothing more
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
     return data
 
 

@@ -150,6 +150,18 @@ def test_pyodide_is_downloaded_checked_cached_and_then_read_offline(tmp_path: Pa
     assert json.loads(files[runtime.LOCK_FILE]) == {"info": {"python": "3.14.2"}, "packages": {}}
 
 
+def test_an_unwritable_cache_costs_only_the_download(tmp_path: Path) -> None:
+    data = _package()
+    source = tmp_path / "pyodide.tgz"
+    source.write_bytes(data)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    got = runtime.pyodide_tarball(
+        blocked / "cache", url=source.as_uri(), integrity=runtime.integrity_of(data)
+    )
+    assert got == data
+
+
 def test_a_download_that_fails_its_hash_is_refused_in_one_line(tmp_path: Path) -> None:
     source = tmp_path / "pyodide.tgz"
     source.write_bytes(_package())
