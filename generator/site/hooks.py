@@ -88,6 +88,10 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
         # config: the pages are written and the state computed already, by the main build.
         config["nav"] = _state["nav"]
         return config
+    try:  # the composer page and the lint playground run the project's code in the browser
+        _state["runtime"] = tool_runtime.prepare()
+    except UserError as err:
+        raise PluginError(str(err)) from None
     try:
         tips = load_tips(cross_checks=[rule_code_problems])
     except InvalidRecords as err:
@@ -120,10 +124,6 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     _state["tips"] = by_id
     _state["entry_points"] = entry_points
     _state["keywords"] = {lang: entry_points.keywords_by_tip(lang) for lang in ("en", "zh")}
-    try:  # the composer page and the lint playground run the project's code in the browser
-        _state["runtime"] = tool_runtime.prepare()
-    except UserError as err:
-        raise PluginError(str(err)) from None
     _state["tool_cites"] = read_tips_by_feature()
     return config
 
