@@ -10,7 +10,8 @@ Chromium context (an empty cache, so everything is downloaded), several times:
   script (``lint-first``).
 
 Both also give the first contentful paint (the composer page shows the plain script from the
-start). Bytes are those of every request, the worker's included, as the local server sends
+start), and the CPU time the browser's processes spent until the first result (Linux /proc),
+which a busy machine inflates far less than the wall time. Bytes are those of every request, the worker's included, as the local server sends
 them (uncompressed), with what gzip would make of them for a host that compresses. This is a
 benchmark, not a test: run it by hand, on a built site.
 
@@ -54,17 +55,38 @@ def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
+def cpu_seconds() -> dict[int, float]:
+    """CPU time (user + system) of every process below this one (the browser's), by pid."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    below, frontier = {}, {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, (ppid, _) in stats.items() if ppid in frontier} - set(below)
+        below.update({pid: stats[pid][1] for pid in frontier})
+    return below
+
+
 def measure(browser, base: str, site: Path, path: str, output: str, mark: str) -> dict:  # noqa: ANN001
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     finished = []
     page.on("requestfinished", lambda request: finished.append(request))
+    before = cpu_seconds()
     start = time.perf_counter()
     page.goto(base + path)
     page.wait_for_function(
         f"document.querySelector('{output}').dataset.state === 'done'", timeout=300_000
     )
     wall = time.perf_counter() - start
+    after = cpu_seconds()
+    cpu = sum(t - before.get(pid, 0.0) for pid, t in after.items())
     page.wait_for_load_state("networkidle")
     timings = page.evaluate(
         f"""() => ({{
@@ -94,6 +116,7 @@ def measure(browser, base: str, site: Path, path: str, output: str, mark: str) -
         "fcp_ms": round(timings["fcp"]),
         "first_result_ms": round(timings["first"]),
         "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
         "files": sorted(files, key=lambda f: -f["bytes"]),
     }
 
@@ -137,6 +160,7 @@ def main() -> int:
                     "fcp_ms": statistics.median(r["fcp_ms"] for r in runs),
                     "first_result_ms": statistics.median(first),
                     "first_result_ms_runs": first,
+                    "cpu_s": statistics.median(r["cpu_s"] for r in runs),
                     "largest_files": runs[0]["files"][:6],
                 }
                 out["pages"][name] = page
@@ -144,7 +168,8 @@ def main() -> int:
                     f"{name:16} {page['bytes'] / 1e6:6.2f} MB in {page['requests']} requests "
                     f"({page['gzip_bytes'] / 1e6:.2f} MB gzipped); first paint "
                     f"{page['fcp_ms'] / 1000:.2f} s; first result {page['first_result_ms'] / 1000:.2f} s "
-                    f"(median of {args.runs}: {', '.join(f'{x / 1000:.2f}' for x in first)})"
+                    f"(median of {args.runs}: {', '.join(f'{x / 1000:.2f}' for x in first)}); "
+                    f"{page['cpu_s']:.1f} CPU-s of the browser to get there"
                 )
             browser.close()
     finally:

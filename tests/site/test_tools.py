@@ -177,6 +177,19 @@ def _query(pairs: list[tuple]) -> str:
     return "?" + "&".join(c.name if not v else f"{c.name}={quote(v)}" for c, v in pairs)
 
 
+def _command_flags() -> set[str]:
+    """The long flags of ``python -m generator compose``, from the CLI's own parser."""
+    import argparse
+
+    from generator import cli
+
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    parser = sub.choices["compose"]
+    return {s[2:] for a in parser._actions for s in a.option_strings if s.startswith("--")} - {
+        "help"
+    }
+
+
 #: Push a query string as a link or the back button would, and wait for the script it gives.
 COMPOSE_JS = """async (query) => {
     const output = document.querySelector('#compose-output');
@@ -212,6 +225,12 @@ def test_the_composer_page_writes_what_the_command_writes(
             models.default
         }
     page = tool_page("compose", "en").page
+    # The form has one control per flag of the command, in its order, less the output file.
+    on_page = page.eval_on_selector_all(
+        "#compose-form [data-flag]", "els => els.map(e => e.dataset.flag)"
+    )
+    assert on_page == [c.name for c in form]
+    assert set(on_page) | {"output", "force"} == _command_flags()
     mismatches, scripts, errors = [], 0, 0
     for pairs in sets:
         argv = _argv(pairs)
