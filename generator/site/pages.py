@@ -155,9 +155,10 @@ def page_files(tips: Sequence[Tip]) -> dict[Path, str]:
         )
         files[_page("glossary", lang)] = glossary_page(lang, glossary)
         files[_page("lint", lang)] = lint_page(lang, tips)
-        files[_page("lint/playground", lang)] = playground_page(lang, tips)
     for path, content in snippet_files(tips).items():
         files[paths.DOCS / "snippets" / path.relative_to(paths.SNIPPETS)] = content
+    for lang in LANGS:  # last: it links the rule pages among the others
+        files[_page("lint/playground", lang)] = playground_page(lang, tips, set(files))
     return files
 
 

@@ -18,13 +18,18 @@ content before the runtime has loaded; the runtime then takes over (``docs/asset
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator import paths
 from generator.records import ui
 from generator.records.render import plain_text, render
 from generator.site.runtime import BUNDLE_DIR, ENTRY_POINTS, PYODIDE_DIR
+
+if TYPE_CHECKING:
+    from generator.records.schema import Tip
 
 #: Flags of ``compose`` that the page leaves out: they name the output file, which a page
 #: does not write (it offers the script for download instead).
@@ -70,6 +75,7 @@ def _long_name(action: argparse.Action) -> str | None:
 
 
 def _help(action: argparse.Action) -> str:
+    # argparse's own expansion of %(default)s and the like, as --help prints it.
     text = argparse.HelpFormatter("compose")._expand_help(action) if action.help else ""
     return " ".join(text.split())
 
@@ -92,7 +98,7 @@ def controls(
         parser = argparse.ArgumentParser(prog="compose", add_help=False)
         add_arguments(parser)
     out = []
-    for action in parser._actions:
+    for action in parser._actions:  # every flag, in the order --help lists them
         name = _long_name(action)
         if name is None or action.dest in SKIPPED:
             continue
@@ -118,8 +124,8 @@ def controls(
     return out
 
 
-def _titles(tips: Sequence[object], lang: str) -> dict[str, str]:
-    return {str(t.id): plain_text(t.title.get(lang)) for t in tips}  # type: ignore[attr-defined]
+def _titles(tips: Sequence[Tip], lang: str) -> dict[str, str]:
+    return {str(t.id): plain_text(t.title.get(lang)) for t in tips}
 
 
 def _lang_root(page_url: str, lang: str) -> str:
@@ -138,7 +144,7 @@ def composer_tool(
     lang: str,
     page_url: str,
     cites: Mapping[str, Sequence[str]],
-    tips: Sequence[object],
+    tips: Sequence[Tip],
 ) -> str:
     """The composer's form, command line and preview (HTML), for the page at ``page_url``.
 
@@ -160,8 +166,11 @@ def composer_tool(
     )
 
 
-def rule_table(lang: str, tips: Sequence[object], lang_root: str) -> dict[str, dict[str, str]]:
-    """Each rule code's tip (id, title, link) and rule page link (where the site has one)."""
+def rule_table(
+    lang: str, tips: Sequence[Tip], lang_root: str, pages: Collection[Path] = ()
+) -> dict[str, dict[str, str]]:
+    """Each rule code's tip (id, title, link) and rule page link, where the site has one:
+    ``docs/lint/rules/<code>.md``, among the generated ``pages`` or written by hand."""
     from generator.lint.rules import RULES
 
     titles = _titles(tips, lang)
@@ -173,7 +182,8 @@ def rule_table(lang: str, tips: Sequence[object], lang_root: str) -> dict[str, d
             "url": f"{lang_root}tips/{rule.tip}/",
         }
         for name in (rule.code, rule.code.lower()):
-            if (paths.DOCS / "lint" / "rules" / f"{name}.md").is_file():
+            page = paths.DOCS / "lint" / "rules" / f"{name}.md"
+            if page in pages or page.is_file():
                 entry["page"] = f"{lang_root}lint/rules/{name}/"
                 break
         out[rule.code] = entry
@@ -202,15 +212,16 @@ for x, y in loader:
 """
 
 
-def playground_page(lang: str, tips: Sequence[object]) -> str:
-    """The Markdown of the lint playground (``docs/lint/playground.md``) in ``lang``."""
+def playground_page(lang: str, tips: Sequence[Tip], pages: Collection[Path] = ()) -> str:
+    """The Markdown of the lint playground (``docs/lint/playground.md``) in ``lang``;
+    ``pages`` are the other generated pages (to link the rule pages among them)."""
     from generator.lint.rules import RULES
 
     lang_root = "../../"
     return render(
         "site/lint_playground.md.j2",
         L=ui.labels()[lang],
-        rules=rule_table(lang, tips, lang_root),
+        rules=rule_table(lang, tips, lang_root, pages),
         n_rules=len(RULES),
         sample=SAMPLE,
     )
@@ -234,7 +245,7 @@ def expand_markers(
     lang: str,
     bundle_name: str,
     cites: Mapping[str, Sequence[str]],
-    tips: Sequence[object],
+    tips: Sequence[Tip],
 ) -> str:
     """Replace the tool markers of a page's Markdown: `COMPOSER_MARKER` with the composer's
     form, each `RUNTIME_MARKER` with the tool's style sheet and script."""

@@ -6,7 +6,7 @@
 // - #compose-output holds the script; data-flags (the flags it was composed with, as JSON)
 //   and data-state (busy, done, error, failed) say what it shows.
 // - A contradiction shows the command's own message, next to each flag it names.
-import { copyText, labels, latestOnly, startRuntime } from "./runtime.js";
+import { copyText, format, labels, latestOnly, startRuntime } from "./runtime.js";
 
 const root = document.querySelector('[data-tool="compose"]');
 if (root) setup(root);
@@ -141,7 +141,7 @@ function setup(root) {
   }
 
   function fail(problem) {
-    status.textContent = L.failed.replace("{error}", problem.message);
+    status.textContent = format(L.failed, { error: problem.message });
     output.dataset.state = "failed";
   }
 
