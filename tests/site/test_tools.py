@@ -397,6 +397,27 @@ def test_the_playground_takes_a_dropped_file_and_applies_the_fixes(
     assert page.inner_text("#lint-status") == "没有发现问题。"
 
 
+def test_a_link_carries_the_script_in_its_fragment(
+    tool_page: Callable[[str, str], ToolPage],
+) -> None:
+    page = tool_page("lint", "en").page
+    code = "import torch\nw = torch.load('w.pt')  # 显存\n"
+    page.evaluate(LINT_JS, ["shared.py", code])
+    page.click("#lint-share")
+    page.wait_for_function("location.hash.startsWith('#code=')")
+    link = page.evaluate("location.hash")
+    assert "torch" not in link and "name=shared.py" in link  # compressed: never sent anyway
+    page.evaluate(LINT_JS, ["other.py", "x = 1\n"])
+    page.evaluate("() => { location.hash = ''; }")
+    page.evaluate("h => { location.hash = h; }", link)  # as opening the link does
+    page.wait_for_function(
+        "document.querySelector('#lint-output').dataset.name === 'shared.py'"
+        " && document.querySelector('#lint-output').dataset.state === 'done'"
+    )
+    assert page.input_value("#lint-input") == code
+    assert page.get_attribute("#lint-output li", "data-rule") == "PTT011"
+
+
 # --- offline and light -------------------------------------------------------------------------
 
 

@@ -8,10 +8,19 @@ import argparse
 import html
 import re
 
+import pytest
+
 from generator import paths
 from generator.compose.browser import compose_flags
 from generator.compose.script import read_tips_by_feature
 from generator.site import tools
+
+
+@pytest.fixture(scope="module")
+def tips() -> list:
+    from generator.records.load import load_tips
+
+    return load_tips()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,11 +60,11 @@ def test_one_control_per_flag_read_from_the_parser() -> None:
     assert by_name["clip"].step == "any"
 
 
-def test_the_composer_form_has_the_command_s_flags_and_starts_with_its_plain_script() -> None:
-    from generator.records.load import load_tips
-
+def test_the_composer_form_has_the_command_s_flags_and_starts_with_its_plain_script(
+    tips: list,
+) -> None:
     cites = read_tips_by_feature()
-    page = tools.composer_tool("zh", "zh/composer/", cites, load_tips())
+    page = tools.composer_tool("zh", "zh/composer/", cites, tips)
     flags = re.findall(r'data-flag="([^"]+)"', page)
     assert flags == [c.name for c in tools.controls(cites, {})]
     assert "output" not in flags and "amp" in flags
@@ -66,10 +75,7 @@ def test_the_composer_form_has_the_command_s_flags_and_starts_with_its_plain_scr
     assert "\n\n" not in page.split("<pre")[0]  # no blank line: Markdown keeps the HTML as is
 
 
-def test_the_playground_links_a_rule_page_only_where_the_site_has_one() -> None:
-    from generator.records.load import load_tips
-
-    tips = load_tips()
+def test_the_playground_links_a_rule_page_only_where_the_site_has_one(tips: list) -> None:
     page = paths.DOCS / "lint" / "rules" / "ptt011.md"
     linked = tools.rule_table("en", tips, "../../", {page})
     assert linked["PTT011"]["page"] == "../../lint/rules/ptt011/"

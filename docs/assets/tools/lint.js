@@ -6,8 +6,25 @@
 //   failed) says whether it is up to date.
 // - The safe fixes show as the diff `--diff` prints, and can be applied to the text.
 // - #lint-json holds the findings as `--format json` prints them.
+// - "Copy a link" puts the script, compressed, in the link's fragment (#code=...&name=...),
+//   which browsers never send to a server; opening such a link restores the script.
 // The code is never sent anywhere: Python runs in a worker of this page.
-import { format, labels, latestOnly, startRuntime } from "./runtime.js";
+import { copyText, format, labels, latestOnly, startRuntime } from "./runtime.js";
+
+async function encode(text) {
+  const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("deflate-raw"));
+  const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+async function decode(code) {
+  const binary = atob(code.replace(/-/g, "+").replace(/_/g, "/"));
+  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+  return new Response(stream).text();
+}
 
 const root = document.querySelector('[data-tool="lint"]');
 if (root) setup(root);
@@ -144,6 +161,19 @@ function setup(root) {
     lint({ source: input.value, name: name.value });
   }
 
+  // The script of a shared link, if the fragment holds one; true when it did.
+  async function fromLink() {
+    const params = new URLSearchParams(location.hash.slice(1));
+    if (!params.has("code")) return false;
+    try {
+      input.value = await decode(params.get("code"));
+      name.value = params.get("name") || "train.py";
+    } catch {
+      status.textContent = L.bad_link;
+    }
+    return true;
+  }
+
   async function open(file) {
     if (!file) return;
     input.value = await file.text();
@@ -169,6 +199,14 @@ function setup(root) {
     input.value = fixed;
     update();
   });
+  root.querySelector("#lint-share").addEventListener("click", async () => {
+    const fragment = `#code=${await encode(input.value)}&name=${encodeURIComponent(name.value)}`;
+    history.replaceState(history.state, "", location.pathname + location.search + fragment);
+    status.textContent = (await copyText(location.href)) ? L.copied : L.copy_failed;
+  });
+  window.addEventListener("hashchange", async () => {
+    if (await fromLink()) update();
+  });
   editor.addEventListener("dragover", (event) => {
     event.preventDefault();
     editor.classList.add("is-dragging");
@@ -179,5 +217,5 @@ function setup(root) {
     editor.classList.remove("is-dragging");
     open(event.dataTransfer.files[0]);
   });
-  update();
+  fromLink().then(update);
 }
