@@ -49,6 +49,10 @@ if not Path(CHROMIUM).exists():
 
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
 
+#: One worker runs every test here (pytest -n auto --dist loadgroup), so each tool page loads
+#: once per language, not once per worker.
+pytestmark = pytest.mark.xdist_group("tool-pages")
+
 HOST = "127.0.0.1"
 PAGES = {"compose": "composer/", "lint": "lint/playground/"}
 OUTPUT = {"compose": "#compose-output", "lint": "#lint-output"}
