@@ -1,5 +1,5 @@
 """MkDocs hooks: render the pages from tips/ before each build, localise the navigation,
-join Chinese line breaks, and index the built site for search.
+join Chinese line breaks, put the tools' runtime in the site, and index it for search.
 
 Registered in mkdocs.yml under ``hooks:``. A plain ``mkdocs build`` or ``mkdocs serve``
 straight after a clone therefore always shows the records as they are, with a fresh
@@ -17,7 +17,7 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.nav import Section
 
 from generator import paths
-from generator.compose.script import expand_placeholders, tips_by_feature
+from generator.compose.script import expand_placeholders, read_tips_by_feature, tips_by_feature
 from generator.errors import InvalidRecords, UserError
 from generator.lint.tips import rule_code_problems
 from generator.records import cjk, ui
@@ -27,7 +27,9 @@ from generator.records.problems import load_entry_points
 from generator.records.problems import page_files as entry_point_pages
 from generator.records.render import render
 from generator.records.taxonomy import CATEGORIES
+from generator.site import runtime as tool_runtime
 from generator.site import search as sitesearch
+from generator.site import tools
 from generator.site.pages import nav, write_pages
 
 log = logging.getLogger("mkdocs.hooks.generator")
@@ -86,6 +88,10 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
         # config: the pages are written and the state computed already, by the main build.
         config["nav"] = _state["nav"]
         return config
+    try:  # the composer page and the lint playground run the project's code in the browser
+        _state["runtime"] = tool_runtime.prepare()
+    except UserError as err:
+        raise PluginError(str(err)) from None
     try:
         tips = load_tips(cross_checks=[rule_code_problems])
     except InvalidRecords as err:
@@ -107,6 +113,7 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     pages = nav(tips)
     pages.insert(pages.index("coverage.md") + 1, "glossary.md")
     pages.insert(pages.index("composer.md") + 1, "lint.md")
+    pages.insert(pages.index("lint.md") + 1, "lint/playground.md")
     problem_pages = [f"problems/{slug}.md" for slug in entry_points.problems]
     pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [
         {"Problems": [*problem_pages, "checklist.md"]}
@@ -117,6 +124,7 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     _state["tips"] = by_id
     _state["entry_points"] = entry_points
     _state["keywords"] = {lang: entry_points.keywords_by_tip(lang) for lang in ("en", "zh")}
+    _state["tool_cites"] = read_tips_by_feature()
     return config
 
 
@@ -140,10 +148,19 @@ def on_env(env, config, files):  # noqa: ANN001, ANN201
 
 def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
     """Expand the markers of hand-written pages: ``<!-- compose: FLAGS -->`` into the script
-    the composer writes today, ``<!-- tip-count -->`` into the number of tips and
-    ``<!-- problem-cards -->`` into the home page's cards, one per problem."""
+    the composer writes today, ``<!-- tip-count -->`` into the number of tips,
+    ``<!-- problem-cards -->`` into the home page's cards, one per problem, and the tool pages'
+    markers into the composer's form and the tools' scripts (`generator.site.tools`)."""
     if _TIP_COUNT in markdown:
         markdown = markdown.replace(_TIP_COUNT, str(len(_state.get("tips", {}))))
+    markdown = tools.expand_markers(
+        markdown,
+        page.url,
+        _lang(config),
+        _state["runtime"].bundle_name,
+        _state["tool_cites"],
+        list(_state["tips"].values()),
+    )
     if _PROBLEM_CARDS in markdown:
         entry_points = _state["entry_points"]
         cards = render(
@@ -189,6 +206,7 @@ def on_post_build(config):  # noqa: ANN001, ANN201
     """Index the whole built site (both languages) for search, once per build."""
     if _nested(config):
         return  # a language build nested in the main one: the main build indexes everything
+    tool_runtime.write_runtime(_state["runtime"], Path(config["site_dir"]))
     try:
         sitesearch.build_index(Path(config["site_dir"]))
     except UserError as err:

@@ -29,6 +29,7 @@ from generator.records.render import plain_text, render
 from generator.records.schema import Tip
 from generator.records.snippets import snippet_files
 from generator.records.taxonomy import CATEGORIES, COMPOSE_FEATURES, DEVICES, IMPACTS, SEEDS, TAGS
+from generator.site.tools import playground_page
 
 LANGS = ("en", "zh")
 
@@ -156,6 +157,8 @@ def page_files(tips: Sequence[Tip]) -> dict[Path, str]:
         files[_page("lint", lang)] = lint_page(lang, tips)
     for path, content in snippet_files(tips).items():
         files[paths.DOCS / "snippets" / path.relative_to(paths.SNIPPETS)] = content
+    for lang in LANGS:  # last: it links the rule pages among the others
+        files[_page("lint/playground", lang)] = playground_page(lang, tips, set(files))
     return files
 
 

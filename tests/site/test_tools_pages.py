@@ -1,0 +1,93 @@
+"""The tool pages' HTML (generator/site/tools.py), without a browser: the composer's form is
+read from an argument parser, a second model needs no code, and the playground links rule
+pages where the site has them."""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+
+import pytest
+
+from generator import paths
+from generator.compose.browser import compose_flags
+from generator.compose.script import read_tips_by_feature
+from generator.site import tools
+
+
+@pytest.fixture(scope="module")
+def tips() -> list:
+    from generator.records.load import load_tips
+
+    return load_tips()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--model", choices=("conv", "gpt"), default="conv", help="which model")
+    amp = parser.add_argument("--amp", action="store_true", help="mixed precision")
+    amp.feature = "amp"  # type: ignore[attr-defined]
+    parser.add_argument(
+        "--amp-dtype", choices=("auto", "bf16"), help="dtype (default: %(default)s)"
+    )
+    parser.add_argument("--accum", type=int, metavar="N", help="micro-batches")
+    parser.add_argument("--clip", type=float, metavar="X", help="norm")
+    parser.add_argument("-o", "--output", metavar="PATH", help="write here")
+    parser.add_argument("--force", action="store_true", help="overwrite")
+    return parser
+
+
+def test_one_control_per_flag_read_from_the_parser() -> None:
+    form = tools.controls(
+        {"amp": ["autocast-mixed-precision"]}, {"autocast-mixed-precision": "AMP"}, _parser()
+    )
+    by_name = {c.name: c for c in form}
+    assert list(by_name) == ["model", "amp", "amp-dtype", "accum", "clip"]  # no output file
+    model = by_name["model"]  # a second model is one more choice: no code for it
+    assert (model.kind, model.choices, model.default) == ("choice", ("conv", "gpt"), "conv")
+    assert (by_name["amp"].kind, by_name["amp"].tips) == (
+        "switch",
+        (("autocast-mixed-precision", "AMP"),),
+    )
+    assert (by_name["amp-dtype"].kind, by_name["amp-dtype"].default) == ("choice", None)
+    assert by_name["amp-dtype"].help == "dtype (default: None)"  # as --help prints it
+    assert (by_name["accum"].kind, by_name["accum"].step, by_name["accum"].metavar) == (
+        "number",
+        "1",
+        "N",
+    )
+    assert by_name["clip"].step == "any"
+
+
+def test_the_composer_form_has_the_command_s_flags_and_starts_with_its_plain_script(
+    tips: list,
+) -> None:
+    cites = read_tips_by_feature()
+    page = tools.composer_tool("zh", "zh/composer/", cites, tips)
+    flags = re.findall(r'data-flag="([^"]+)"', page)
+    assert flags == [c.name for c in tools.controls(cites, {})]
+    assert "output" not in flags and "amp" in flags
+    script = re.search(r'<code id="compose-output"[^>]*>(.*?)</code>', page, re.S).group(1)
+    assert html.unescape(script) == compose_flags([])["text"]
+    tip_links = set(re.findall(r'href="\.\./tips/([^/]+)/"', page))
+    assert tip_links and tip_links <= {t for ids in cites.values() for t in ids}
+    assert "\n\n" not in page.split("<pre")[0]  # no blank line: Markdown keeps the HTML as is
+
+
+def test_the_playground_links_a_rule_page_only_where_the_site_has_one(tips: list) -> None:
+    page = paths.DOCS / "lint" / "rules" / "ptt011.md"
+    linked = tools.rule_table("en", tips, "../../", {page})
+    assert linked["PTT011"]["page"] == "../../lint/rules/ptt011/"
+    assert linked["PTT011"]["url"] == "../../tips/save-load-state-dict/"
+    if not page.is_file():
+        assert "page" not in tools.rule_table("en", tips, "../../")["PTT011"]
+
+
+def test_the_runtime_tags_point_at_the_site_root_from_each_page() -> None:
+    en = tools.runtime_tags("lint", "lint/playground/", "tools-0123456789ab.zip")
+    zh = tools.runtime_tags("compose", "zh/composer/", "tools-0123456789ab.zip")
+    assert 'src="../../assets/tools/lint.js"' in en and 'data-entry="generator.lint.browser"' in en
+    assert 'src="../../assets/tools/compose.js"' in zh
+    assert 'data-bundle="../../assets/tools/tools-0123456789ab.zip"' in zh
+    assert f'data-pyodide="../../assets/pyodide/{tools.PYODIDE_DIR.rsplit("/", 1)[1]}/"' in zh
