@@ -55,7 +55,7 @@ def main():
     dataset, loader = build_loader()
     for epoch in range(2):
         dataset.set_epoch(epoch)  # reaches the workers: they get a fresh copy each epoch
-        for x, y, key in loader:
+        for x, y, _ in loader:
             loss = nn.functional.cross_entropy(model(x), y)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

@@ -47,7 +47,7 @@ def main():
     dataset, loader = build_loader()
     for epoch in range(2):
         dataset.set_epoch(epoch)
-        for x, y, key in loader:
+        for x, y, _ in loader:
             loss = nn.functional.cross_entropy(model(x), y)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
