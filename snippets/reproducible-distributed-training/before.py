@@ -18,7 +18,7 @@ def train(steps=STEPS):
     model = DDP(make_model())
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     torch.manual_seed(SEED + dist.get_rank())  # each rank draws its own stream of data
-    for step in range(steps):
+    for _ in range(steps):
         # 8 samples per rank: the global batch, and its samples, change with the world size.
         x, y = torch.randn(BATCH_PER_RANK, 16), torch.randn(BATCH_PER_RANK, 1)
         loss = nn.functional.mse_loss(model(x), y)
