@@ -17,7 +17,9 @@ class Block(nn.Module):
         super().__init__()
         self.norm = nn.LayerNorm(width, bias=False)
         self.mlp = nn.Sequential(
-            nn.Linear(width, 4 * width, bias=False), nn.GELU(), nn.Linear(4 * width, width, bias=False)
+            nn.Linear(width, 4 * width, bias=False),
+            nn.GELU(),
+            nn.Linear(4 * width, width, bias=False),
         )
 
     def forward(self, x):
