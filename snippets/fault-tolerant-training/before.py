@@ -21,7 +21,11 @@ def latest_checkpoint():
 def save(model, optimizer, step):
     if dist.get_rank() == 0:
         CKPT_DIR.mkdir(parents=True, exist_ok=True)
-        state = {"model": model.module.state_dict(), "optimizer": optimizer.state_dict(), "step": step}
+        state = {
+            "model": model.module.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "step": step,
+        }
         torch.save(state, CKPT_DIR / f"step-{step:06d}.pt")
     dist.barrier()
 
