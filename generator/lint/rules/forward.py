@@ -6,9 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
-from generator.lint.rules.base import Report, Rule
+from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.rules.model import _is_module_call
-from generator.lint.syntax import has_star_kwargs, is_const, kwarg, method_name, receiver
+from generator.lint.syntax import dotted, has_star_kwargs, is_const, kwarg, method_name, receiver
 
 _SAVES_OUTPUT = {
     "torch.sigmoid",
@@ -72,14 +72,25 @@ class InplaceOnSavedOutput(Rule):
     message = (
         "in-place change of an output that autograd saved for backward: use the out-of-place op"
     )
+    message_zh = "对自动求导为反向传播保存的输出做了原地修改：请改用非原地的运算"
+    why_zh = (
+        "`sigmoid`、`tanh`、`exp`、`softmax` 和 `relu` 会为反向传播保存自己的*输出*。原地修改这个输出"
+        "（`g.mul_(...)`、`g += ...`）会覆盖反向传播需要的值，`backward()` 随即报错：“one of the variables"
+        " needed for gradient computation has been modified by an inplace operation”。请改用非原地的写法。"
+    )
     tip = "inplace-operations"
     VALID = (
         "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
         "        g = torch.sigmoid(x)\n        out = g * x\n        out += x\n        return out\n",
     )
     INVALID = (
-        "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
-        "        g = torch.sigmoid(self.gate(x))\n        g.mul_(self.proj(x))\n        return g\n",
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
+            "        g = torch.sigmoid(self.gate(x))\n        g.mul_(self.proj(x))\n        return g\n",
+            instead="import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n"
+            "    def forward(self, x):\n        g = torch.sigmoid(self.gate(x))\n"
+            "        return g * self.proj(x)\n",
+        ),
         "import torch.nn.functional as F\nfrom torch import nn\n\nclass Block(nn.Module):\n"
         "    def forward(self, x):\n        out = F.relu(self.conv(x))\n        out += x\n        return out\n",
     )
@@ -133,6 +144,12 @@ class ManualAttention(Rule):
     name = "manual-attention"
     severity = "warning"
     message = "hand-written attention: use `torch.nn.functional.scaled_dot_product_attention`"
+    message_zh = "手写的注意力：请改用 `torch.nn.functional.scaled_dot_product_attention`"
+    why_zh = (
+        "手写的注意力（`softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v`）要多次读写完整的 L x L 分数矩阵，"
+        "还要为反向传播保存它。`F.scaled_dot_product_attention` 会选用融合的 kernel（FlashAttention、"
+        "memory-efficient、cuDNN），从不把这个矩阵完整地存下来，并通过 `is_causal=True` 支持因果掩码。"
+    )
     tip = "sdpa-attention"
     VALID = (
         "import torch.nn.functional as F\n\ndef attention(q, k, v):\n"
@@ -196,7 +213,11 @@ class HalfModelTraining(Rule):
     """Casting the model itself to fp16/bf16 (`model.half()`, `model.to(torch.bfloat16)`)
     puts the weights, the gradients and every optimizer update in low precision: updates
     smaller than half a unit in the last place are rounded away and those weights stop
-    moving. Keep the weights in float32 and run the forward pass under `torch.autocast`."""
+    moving. Keep the weights in float32 and run the forward pass under `torch.autocast`.
+    A round trip (`model.half().float()`, the weights stay float32) and a frozen module used
+    only for inference (`requires_grad_(False)` on it, or `.eval()` with its parameters given
+    to no optimizer, such as a text encoder cast to bf16 beside the model being trained) are
+    not reported."""
 
     code = "PTT044"
     name = "half-model-training"
@@ -204,16 +225,36 @@ class HalfModelTraining(Rule):
     message = (
         "model cast to fp16/bf16 before training: keep float32 weights and use `torch.autocast`"
     )
+    message_zh = "训练前把模型转换成了 fp16/bf16：请保持 float32 权重，用 `torch.autocast`"
+    why_zh = (
+        "把模型本身转换成 fp16/bf16（`model.half()`、`model.to(torch.bfloat16)`），权重、梯度和每一次"
+        "优化器更新都会变成低精度：小于最后一位一半的更新会被舍入掉，这些权重从此不再变化。请保持 float32"
+        " 权重，在 `torch.autocast` 下运行前向传播。往返转换（`model.half().float()`）以及冻结的、只做推理"
+        "的模块（调用了 `requires_grad_(False)`，或者调用了 `.eval()` 而参数从未交给优化器，例如转换成"
+        " bf16 的文本编码器）不会报告。"
+    )
     tip = "autocast-mixed-precision"
     VALID = (
         "import torch\nfor x in data:\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
         "        loss = model(x).sum()\n    loss.backward()\n    optimizer.step()\n"
         "model.half()\n",
         "import torch\nx = x.to(torch.bfloat16)\nfor b in data:\n    model(b).sum().backward()\n",
+        # a round trip, as yolov5 writes it: the weights stay float32
+        "import torch\nmodel = model.half().float()\nfor x in data:\n    model(x).sum().backward()\n"
+        "    optimizer.step()\n",
+        # a frozen encoder cast for inference only, beside the model that trains
+        "import torch\ntext_encoder.requires_grad_(False)\ntext_encoder.to(device, dtype=torch.bfloat16)\n"
+        "vae_model.eval()\nvae_model.half()\nfor batch in loader:\n"
+        "    loss = unet(batch, text_encoder(batch.ids)).mean()\n    loss.backward()\n"
+        "    optimizer.step()\n",
     )
     INVALID = (
-        "import torch\nmodel.to(torch.bfloat16)\nfor x in data:\n    model(x).sum().backward()\n"
-        "    optimizer.step()\n",
+        Invalid(
+            "import torch\nmodel.to(torch.bfloat16)\nfor x in data:\n    model(x).sum().backward()\n"
+            "    optimizer.step()\n",
+            instead="import torch\nfor x in data:\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "        loss = model(x).sum()\n    loss.backward()\n    optimizer.step()\n",
+        ),
         "import torch\nnet = Net().cuda().half()\nfor x in data:\n    net(x).sum().backward()\n",
     )
 
@@ -221,6 +262,7 @@ class HalfModelTraining(Rule):
         if not ctx.training_loops:
             return
         last = max(loop.lineno for loop in ctx.training_loops)
+        frozen = self._frozen_names(ctx)
         for call in ctx.methods("half", "bfloat16", "to"):
             if call.lineno > last:
                 continue
@@ -244,6 +286,8 @@ class HalfModelTraining(Rule):
                 if isinstance(parent, ast.Assign) and len(parent.targets) == 1
                 else None
             )
+            if self._round_trip(ctx, call) or self._frozen(ctx, recv, frozen):
+                continue
             if (
                 recv is not None
                 and (
@@ -252,6 +296,65 @@ class HalfModelTraining(Rule):
                 )
             ) or (target is not None and ctx.name_is_module(target)):
                 yield Report(call)
+
+    @staticmethod
+    def _round_trip(ctx: Context, call: ast.Call) -> bool:
+        """``model.half().float()``: cast back to float32 straight away."""
+        parent = ctx.parent(call)
+        outer = ctx.parent(parent) if isinstance(parent, ast.Attribute) else None
+        if not (isinstance(parent, ast.Attribute) and isinstance(outer, ast.Call)):
+            return False
+        if parent.attr == "float":
+            return True
+        return parent.attr == "to" and any(
+            ctx.qualname(a) in {"torch.float32", "torch.float"}
+            for a in [*outer.args, *(k.value for k in outer.keywords)]
+        )
+
+    @staticmethod
+    def _frozen_names(ctx: Context) -> set[str]:
+        """Modules frozen for inference: ``x.requires_grad_(False)``, ``p.requires_grad =
+        False`` over ``x.parameters()``, or ``x.eval()`` where ``x.parameters()`` is never
+        taken (so no optimizer trains it)."""
+        out: set[str] = set()
+        trained = {
+            dotted(receiver(c))  # type: ignore[arg-type]
+            for c in ctx.methods("parameters", "named_parameters")
+        }
+        for call in ctx.methods("requires_grad_", "eval", "train"):
+            name = method_name(call)
+            flag = call.args[0] if call.args else None
+            text = dotted(receiver(call))  # type: ignore[arg-type]
+            if text and (
+                (name == "requires_grad_" and is_const(flag, False))
+                # evaluation mode, and its parameters go to no optimizer: inference only
+                or (name == "eval" and not call.args and text not in trained)
+                or (name == "train" and is_const(flag, False) and text not in trained)
+            ):
+                out.add(text)
+        for loop in ctx.by_type[ast.For]:
+            assert isinstance(loop, ast.For)
+            if (
+                isinstance(loop.iter, ast.Call)
+                and method_name(loop.iter) == "parameters"
+                and any(
+                    isinstance(n, ast.Assign)
+                    and any(
+                        isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                        for t in n.targets
+                    )
+                    and is_const(n.value, False)
+                    for n in ast.walk(loop)
+                )
+            ):
+                text = dotted(receiver(loop.iter))  # type: ignore[arg-type]
+                if text:
+                    out.add(text)
+        return out
+
+    @staticmethod
+    def _frozen(ctx: Context, recv: ast.AST | None, frozen: set[str]) -> bool:
+        return recv is not None and dotted(recv) in frozen
 
 
 class CheckpointUseReentrant(Rule):
@@ -264,6 +367,12 @@ class CheckpointUseReentrant(Rule):
     name = "checkpoint-use-reentrant"
     severity = "error"
     message = "activation checkpoint without `use_reentrant`: pass `use_reentrant=False`"
+    message_zh = "激活重计算没有传 `use_reentrant`：请传 `use_reentrant=False`"
+    why_zh = (
+        "`torch.utils.checkpoint.checkpoint` 不传 `use_reentrant` 时会发出警告，PyTorch 已宣布将来会直接"
+        "报错：请显式传入。推荐用 `use_reentrant=False`（它支持关键字参数、`torch.autograd.grad` 以及不需要"
+        "梯度的输入）；默认值仍是旧的可重入实现。"
+    )
     tip = "activation-checkpointing"
     VALID = (
         "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, use_reentrant=False)\n",
