@@ -146,7 +146,8 @@ class DdpAccumulationNoSync(Rule):
     """Under `DistributedDataParallel` every `backward()` all-reduces the gradients across
     processes. When several micro-batches are accumulated before a step, only the last
     all-reduce is needed: run the others (forward and backward) inside
-    `ddp_model.no_sync()`."""
+    `ddp_model.no_sync()`. A backward inside another `with` that names a sync helper
+    (`misc.ddp_sync(ddp, last_round)`) is taken to handle it."""
 
     code = "PTT034"
     name = "ddp-accumulation-without-no-sync"
@@ -156,7 +157,8 @@ class DdpAccumulationNoSync(Rule):
     why_zh = (
         "在 `DistributedDataParallel` 下，每次 `backward()` 都会在进程间 all-reduce 梯度。在更新之前累积"
         "多个微批次时，只有最后一次 all-reduce 是必要的：其余微批次的前向和反向都应放在"
-        " `ddp_model.no_sync()` 里运行。"
+        " `ddp_model.no_sync()` 里运行。反向传播位于另一个名字里带 sync 的 `with` 块中时"
+        "（例如 `misc.ddp_sync(ddp, last_round)`），视为已经处理。"
     )
     tip = "ddp-no-sync-accumulation"
     VALID = (
@@ -182,7 +184,11 @@ class DdpAccumulationNoSync(Rule):
             return
         for loop in ctx.training_loops:
             backwards = [
-                n for n in ctx.step_nodes(loop) if isinstance(n, ast.Call) and ctx.is_backward(n)
+                n
+                for n in ctx.step_nodes(loop)
+                if isinstance(n, ast.Call)
+                and ctx.is_backward(n)
+                and not self._in_sync_block(ctx, n)
             ]
             if not backwards:
                 continue
@@ -190,6 +196,16 @@ class DdpAccumulationNoSync(Rule):
                 not any(ctx.steps_optimizer(s) for s in loop.body) and self._steps_after(ctx, loop)
             ):
                 yield Report(backwards[0])
+
+    @staticmethod
+    def _in_sync_block(ctx: Context, node: ast.AST) -> bool:
+        """Inside ``with <something sync>(...)``: a helper that decides when DDP syncs
+        (EDM's ``misc.ddp_sync(ddp, last_round)``, ``maybe_no_sync``)."""
+        return any(
+            isinstance(a, ast.With)
+            and any("sync" in ctx.segment(i.context_expr).lower() for i in a.items)
+            for a in ctx.ancestors(node)
+        )
 
     @staticmethod
     def _steps_after(ctx: Context, loop: ast.AST) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
@@ -242,6 +243,9 @@ class HalfModelTraining(Rule):
         # a round trip, as yolov5 writes it: the weights stay float32
         "import torch\nmodel = model.half().float()\nfor x in data:\n    model(x).sum().backward()\n"
         "    optimizer.step()\n",
+        # a loss module has no weights to cast
+        "import torch\nfrom torch import nn\ncriterion = nn.CrossEntropyLoss().cuda()\ncriterion.half()\n"
+        "for x, y in data:\n    criterion(model(x), y).backward()\n    optimizer.step()\n",
         # a frozen encoder cast for inference only, beside the model that trains
         "import torch\ntext_encoder.requires_grad_(False)\ntext_encoder.to(device, dtype=torch.bfloat16)\n"
         "vae_model.eval()\nvae_model.half()\nfor batch in loader:\n"
@@ -286,7 +290,11 @@ class HalfModelTraining(Rule):
                 if isinstance(parent, ast.Assign) and len(parent.targets) == 1
                 else None
             )
-            if self._round_trip(ctx, call) or self._frozen(ctx, recv, frozen):
+            if (
+                self._round_trip(ctx, call)
+                or self._frozen(ctx, recv, frozen)
+                or self._loss_module(ctx, recv)
+            ):
                 continue
             if (
                 recv is not None
@@ -296,6 +304,20 @@ class HalfModelTraining(Rule):
                 )
             ) or (target is not None and ctx.name_is_module(target)):
                 yield Report(call)
+
+    @staticmethod
+    def _loss_module(ctx: Context, recv: ast.AST | None) -> bool:
+        """A loss function (``criterion = nn.CrossEntropyLoss()``): it has no weights."""
+        name = dotted(recv) if recv is not None else None
+        if name is None:
+            return False
+        if re.search(r"criterion|loss", name.rsplit(".", 1)[-1], re.I):
+            return True
+        return isinstance(recv, ast.Name) and any(
+            (q := ctx.qualname(v.func) or "").startswith("torch.nn.") and q.endswith("Loss")
+            for v in ctx.assignments.get(recv.id, ())
+            if isinstance(v, ast.Call)
+        )
 
     @staticmethod
     def _round_trip(ctx: Context, call: ast.Call) -> bool:

@@ -8,7 +8,15 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
-from generator.lint.syntax import FUNCTIONS, dotted, iter_region, last_name, method_name, receiver
+from generator.lint.syntax import (
+    FUNCTIONS,
+    dotted,
+    is_const,
+    iter_region,
+    last_name,
+    method_name,
+    receiver,
+)
 from generator.lint.training import node_position
 
 #: The usual names of a generator and a discriminator (``G``, ``netG_A``, ``generator``,
@@ -16,6 +24,11 @@ from generator.lint.training import node_position
 _GENERATOR = re.compile(r"^(g|gen|netg|generator)($|_)", re.I)
 _DISCRIMINATOR = re.compile(r"^(d|disc|netd|discriminator|critic)($|_)", re.I)
 _D_OPTIMIZER = re.compile(r"(^|_)d($|_)|^optd|optimizerd$|disc|critic|netd", re.I)
+
+
+#: Calls that switch a network's gradients off: ``requires_grad(generator, False)``
+#: (rosinality's StyleGAN2), ``set_requires_grad(netG, False)``, ``G.requires_grad_(False)``.
+_FREEZE = {"requires_grad", "requires_grad_", "set_requires_grad", "toggle_grad"}
 
 
 def _is_generator_call(node: ast.AST) -> bool:
@@ -62,6 +75,11 @@ class DiscriminatorThroughGenerator(Rule):
     )
     tip = "gan-detach-fake-for-discriminator"
     VALID = (
+        # the generator's gradients switched off for the discriminator's step (rosinality)
+        "requires_grad(generator, False)\nrequires_grad(discriminator, True)\n"
+        "fake_img, _ = generator(noise)\nfake_pred = discriminator(fake_img)\n"
+        "d_loss = d_logistic_loss(discriminator(real_img), fake_pred)\n"
+        "discriminator.zero_grad()\nd_loss.backward()\nd_optim.step()\n",
         "fake = G(z)\nd_loss = bce(D(real), ones) + bce(D(fake.detach()), zeros)\n"
         "optimizer_D.zero_grad()\nd_loss.backward()\noptimizer_D.step()\n"
         "g_loss = bce(D(fake), ones)\noptimizer_G.zero_grad()\ng_loss.backward()\noptimizer_G.step()\n",
@@ -100,7 +118,8 @@ class DiscriminatorThroughGenerator(Rule):
         nodes = sorted(iter_region(body, conditional=True), key=node_position)
         frozen = any(
             isinstance(n, ast.Call)
-            and (method_name(n) == "requires_grad_" or last_name(n.func) == "set_requires_grad")
+            and last_name(n.func) in _FREEZE
+            and any(is_const(a, False) for a in [*n.args, *(k.value for k in n.keywords)])
             and any(
                 isinstance(m, ast.Name | ast.Attribute) and _GENERATOR.search(last_name(m) or "")
                 for m in ast.walk(n)

@@ -14,14 +14,15 @@ from collections.abc import Iterator
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.rules.steps import every_step, feeds_backward, is_loss_value, outputs
-from generator.lint.syntax import iter_region, method_name, receiver, root_name
+from generator.lint.syntax import LOOPS, SCOPES, iter_region, method_name, receiver, root_name
 
 
 class LossKeptWithGraph(Rule):
     """A loss (or model output) kept across steps keeps its whole autograd graph alive:
     appending it to a list, or summing it with `+=`, holds every step's activations until
     the container goes away, and `total += loss` chains the graphs together. Keep
-    `loss.detach()` (still on the device) or `loss.item()` (a Python number)."""
+    `loss.detach()` (still on the device) or `loss.item()` (a Python number). A fresh list
+    each step, holding the outputs of that step's micro-batches, is not kept across steps."""
 
     code = "PTT025"
     name = "loss-kept-with-graph"
@@ -31,7 +32,8 @@ class LossKeptWithGraph(Rule):
     why_zh = (
         "跨步保留的损失（或模型输出）会让它的整个计算图一直存活：把它追加到列表里，或者用 `+=` 累加，"
         "都会让每一步的激活值保留到容器被释放为止，而 `total += loss` 还会把各步的计算图串在一起。"
-        "请保留 `loss.detach()`（仍在设备上）或 `loss.item()`（Python 数值）。"
+        "请保留 `loss.detach()`（仍在设备上）或 `loss.item()`（Python 数值）。每一步新建、只保存这一步"
+        "各微批次输出的列表，不算跨步保留。"
     )
     tip = "detach-summary-statistics"
     VALID = (
@@ -41,6 +43,12 @@ class LossKeptWithGraph(Rule):
         "    if last:\n        total.backward()\n",
         "import torch\nfor x in data:\n    loss = f(x)\n    losses.append(loss)\n"
         "    torch.stack(losses).sum().backward()\n",
+        # the outputs of one step's micro-batches, a fresh list every step, already backpropagated
+        "import torch\nfor data, target in loader:\n    outputs = []\n"
+        "    for chunk, target_chunk in zip(data.chunk(4), target.chunk(4)):\n"
+        "        out = model(chunk)\n        outputs.append(out)\n"
+        "        (f(out, target_chunk) / 4).backward()\n    optimizer.step()\n"
+        "    acc = accuracy(torch.cat(outputs), target)\n",
     )
     INVALID = (
         Invalid(
@@ -67,7 +75,11 @@ class LossKeptWithGraph(Rule):
                     and node.args[0].id in kept
                 ):
                     container = root_name(receiver(node))  # type: ignore[arg-type]
-                    if container and not feeds_backward(ctx, loop, container):
+                    if (
+                        container
+                        and not feeds_backward(ctx, loop, container)
+                        and not self._new_each_step(ctx, loop, container)
+                    ):
                         yield Report(node)
                 elif (
                     isinstance(node, ast.AugAssign)
@@ -79,6 +91,24 @@ class LossKeptWithGraph(Rule):
                     target = root_name(node.target)
                     if target and not feeds_backward(ctx, loop, target):
                         yield Report(node)
+
+    @staticmethod
+    def _new_each_step(ctx: Context, loop: ast.AST, name: str) -> bool:
+        """Whether ``name`` is a fresh list in each iteration of ``loop`` or of a loop around
+        it: a micro-batch loop's outputs, already backpropagated, last one step."""
+        for anc in [loop, *ctx.ancestors(loop)]:
+            if isinstance(anc, SCOPES):
+                return False
+            if isinstance(anc, LOOPS):
+                for n in iter_region(anc.body):  # type: ignore[attr-defined]
+                    if (
+                        isinstance(n, ast.Assign)
+                        and isinstance(n.value, ast.List)
+                        and not n.value.elts
+                        and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+                    ):
+                        return True
+        return False
 
     @staticmethod
     def _terms(node: ast.AST) -> list[ast.AST]:

@@ -21,20 +21,25 @@ _CLOCKS = {"time.time", "time.perf_counter", "time.monotonic"}
 _PHASE = re.compile(r"train|epoch|evaluat|validat|^fit$|^test$", re.I)
 
 
-def _assigned_true(ctx: Context, qualname: str) -> list[ast.Assign]:
+def _assigned(ctx: Context, qualname: str, value: bool) -> list[ast.Assign]:
     out = []
     for node in ctx.by_type[ast.Assign]:
         assert isinstance(node, ast.Assign)
-        if is_const(node.value, True) and any(ctx.qualname(t) == qualname for t in node.targets):
+        if is_const(node.value, value) and any(ctx.qualname(t) == qualname for t in node.targets):
             out.append(node)
     return out
+
+
+def _assigned_true(ctx: Context, qualname: str) -> list[ast.Assign]:
+    return _assigned(ctx, qualname, True)
 
 
 class BenchmarkWithDeterministic(Rule):
     """`cudnn.benchmark = True` times several convolution algorithms and keeps the fastest,
     which can differ from run to run, while deterministic algorithms are asked for in the
     same program. The two contradict each other: set `cudnn.benchmark = False` when you
-    need reproducible results."""
+    need reproducible results. A file that sets `cudnn.benchmark = False` somewhere (where
+    it asks for determinism) is taken to have done so."""
 
     code = "PTT046"
     name = "benchmark-with-deterministic"
@@ -44,11 +49,15 @@ class BenchmarkWithDeterministic(Rule):
     why_zh = (
         "`cudnn.benchmark = True` 会试跑多种卷积算法并选出最快的一个，每次运行选中的可能不同，而同一个"
         "程序又要求使用确定性算法。两者互相矛盾：需要可复现的结果时，请设置 `cudnn.benchmark = False`。"
+        "文件中某处（要求确定性的地方）设置了 `cudnn.benchmark = False` 的，视为已经处理。"
     )
     tip = "deterministic-algorithms"
     VALID = (
         "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.benchmark = False\n",
         "import torch\ntorch.backends.cudnn.benchmark = True\n",
+        # apex's ImageNet example: benchmark on, and off again when determinism is asked for
+        "import torch\ntorch.backends.cudnn.benchmark = True\nif args.deterministic:\n"
+        "    torch.backends.cudnn.benchmark = False\n    torch.backends.cudnn.deterministic = True\n",
     )
     INVALID = (
         "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.benchmark = True\n",
@@ -57,8 +66,8 @@ class BenchmarkWithDeterministic(Rule):
 
     def check(self, ctx: Context) -> Iterator[Report]:
         benchmark = _assigned_true(ctx, "torch.backends.cudnn.benchmark")
-        if not benchmark:
-            return
+        if not benchmark or _assigned(ctx, "torch.backends.cudnn.benchmark", False):
+            return  # switched off again where determinism is asked for (apex's --deterministic)
         deterministic = _assigned_true(ctx, "torch.backends.cudnn.deterministic") or [
             c for c in ctx.calls(_DETERMINISTIC) if c.args and not is_const(c.args[0], False)
         ]

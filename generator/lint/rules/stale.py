@@ -70,6 +70,12 @@ class CudaAmpAutocast(Rule):
             'with torch.amp.autocast("cpu", dtype=torch.bfloat16):\n    pass\n',
         ),
         "from torch.cuda.amp import autocast as ac\n\n@ac()\ndef f(x):\n    return x\n",
+        # a simple alias of the torch name
+        Invalid(
+            "import torch\nautocast = torch.cuda.amp.autocast\nwith autocast(enabled=use_amp):\n    pass\n",
+            'import torch\nautocast = torch.cuda.amp.autocast\nwith torch.amp.autocast("cuda", enabled=use_amp):\n'
+            "    pass\n",
+        ),
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
