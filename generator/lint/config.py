@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -111,6 +110,8 @@ def parse_config(text: str, path: Path, known: Callable[[str], bool]) -> LintCon
     def error(key: str, reason: str) -> LintConfigError:
         line, col = _line_of(text, key)
         return LintConfigError(f"{path}:{line}:{col}: [tool.pytorch-tips.lint] {key}: {reason}")
+
+    import tomllib  # only when a configuration is read
 
     try:
         data = tomllib.loads(text)

@@ -105,10 +105,15 @@ class DiscriminatorThroughGenerator(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        if not ctx.calls_by_method.get("backward") or not (
-            "disc" in ctx.source or "critic" in ctx.source or "D" in ctx.source
-        ):
+        if not ctx.calls_by_method.get("backward"):
             return
+        callees = set(ctx.calls_by_method)
+        callees |= {c.func.id for c in ctx.by_type[ast.Call] if isinstance(c.func, ast.Name)}  # type: ignore[attr-defined]
+        if not (
+            any(_GENERATOR.search(n) for n in callees)
+            and any(_DISCRIMINATOR.search(n) for n in callees)
+        ):
+            return  # no generator and discriminator called here
         scopes: list[list[ast.stmt]] = [ctx.tree.body]
         scopes += [f.body for t in FUNCTIONS for f in ctx.by_type[t]]  # type: ignore[attr-defined]
         for body in scopes:
