@@ -95,7 +95,8 @@ def explain(rule: type[Rule], lang: str = "en", tip: tuple[str, str] | None = No
 
 def fix_text(exp: Explanation, labels: Mapping[str, str]) -> str:
     """The "Fix safety" section: the applicability, then the rule's own note."""
-    base = labels["lint_fix_text_" + (exp.fix or "none")]
+    L = labels
+    base = L["lint_fix_text_" + (exp.fix or "none")]
     if not exp.fix_note:
         return base
     return base + ("" if base.endswith(("。", "：", "；")) else " ") + exp.fix_note

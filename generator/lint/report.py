@@ -80,7 +80,8 @@ def text_line(finding: Finding, labels: Mapping[str, str] | None = None) -> str:
 
 def counted(labels: Mapping[str, str], key: str, n: int) -> str:
     """``1 finding``, ``2 findings`` (``lint_n_finding``, ``lint_n_findings`` in ui.yaml)."""
-    return labels["lint_n_" + key + ("" if n == 1 else "s")].format(n=n)
+    L = labels
+    return L["lint_n_" + key + ("" if n == 1 else "s")].format(n=n)
 
 
 def summary(

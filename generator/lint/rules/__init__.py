@@ -1,6 +1,7 @@
 """Every lint rule, in code order. One class per rule, grouped by topic:
 
-* `.stale`: deprecated APIs that warn (``torch.cuda.amp``, ``clip_grad_norm``, TorchScript);
+* `.amp`: mixed precision (the deprecated ``torch.cuda.amp`` namespace, half-precision models);
+* `.stale`: other deprecated APIs that warn (``clip_grad_norm``, TorchScript, memory stats);
 * `.legacy`: habits from before PyTorch 0.4 (``Variable``, ``.data``, typed tensor classes);
 * `.checkpoint`: saving and loading;
 * `.tensors`: tensors made from NumPy data and factory functions;
@@ -12,7 +13,8 @@
 * `.gan`: generator and discriminator steps;
 * `.model`: how models are built, wrapped and initialised;
 * `.forward`: what the forward pass computes and keeps for backward;
-* `.runtime`: global switches, profiling and timing.
+* `.runtime`: global switches, debugging aids and evaluation modes;
+* `.timing`: profiling and timing.
 
 `.steps` holds what the every-step rules share.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from generator.lint.rules import (
     accumulate,
+    amp,
     checkpoint,
     data,
     forward,
@@ -35,10 +38,12 @@ from generator.lint.rules import (
     stale,
     sync,
     tensors,
+    timing,
 )
 from generator.lint.rules.base import Rule
 
 MODULES = (
+    amp,
     stale,
     legacy,
     checkpoint,
@@ -52,6 +57,7 @@ MODULES = (
     model,
     forward,
     runtime,
+    timing,
 )
 
 
