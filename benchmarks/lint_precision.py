@@ -89,7 +89,9 @@ def main() -> int:
     parser.add_argument("--sources", type=Path, default=SOURCES)
     parser.add_argument("--verdicts", type=Path, default=VERDICTS)
     parser.add_argument("--download", action="store_true", help="fetch missing files first")
-    parser.add_argument("--check", action="store_true", help="exit 1 unless everything is judged and true")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 unless everything is judged and true"
+    )
     args = parser.parse_args()
 
     from generator.lint import lint_paths

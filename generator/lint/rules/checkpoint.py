@@ -29,6 +29,8 @@ _WRAPPERS = {
 
 
 _SAFE_GLOBALS = {"torch.serialization.safe_globals", "torch.serialization.add_safe_globals"}
+#: Functions that return their module argument, a copy of it or the module it wraps.
+_UNWRAP = {"deepcopy", "de_parallel", "unwrap_model", "unwrap"}
 #: Methods that return the module they are called on (or a copy): still a whole module.
 _MODULE_CHAIN = {"half", "float", "bfloat16", "double", "to", "cpu", "cuda", "eval", "train"}
 
@@ -178,6 +180,8 @@ class SaveWholeModel(Rule):
         "import torch\nfrom copy import deepcopy\n"
         "ckpt = {'epoch': epoch, 'model': deepcopy(model).half(), 'optimizer': opt.state_dict()}\n"
         "torch.save(ckpt, last)\n",
+        "import torch\nfrom copy import deepcopy\n"
+        "torch.save({'model': deepcopy(de_parallel(model)).half(), 'epoch': epoch}, best)\n",
         # through a helper of the same file
         "import torch\n\ndef save(obj, path):\n    torch.save(obj, path)\n\n"
         "save({'net': net, 'epoch': 3}, 'ckpt.pt')\n",
@@ -201,7 +205,7 @@ class SaveWholeModel(Rule):
         while isinstance(node, ast.Call):
             if method_name(node) in _MODULE_CHAIN:
                 node = receiver(node)  # type: ignore[assignment]
-            elif last_name(node.func) == "deepcopy" and len(node.args) == 1:
+            elif last_name(node.func) in _UNWRAP and len(node.args) == 1:
                 node = node.args[0]
             else:
                 return False
@@ -227,7 +231,7 @@ class SaveWrapperStateDict(Rule):
     name = "save-wrapper-state-dict"
     severity = "info"
     message = "state dict of a DDP/compile wrapper: its keys carry a `module.`/`_orig_mod.` prefix; save the unwrapped model's"
-    message_zh = "保存的是 DDP/compile 包装器的 `state_dict()`：键带有 `module.`/`_orig_mod.` 前缀；请保存未包装的模型的"
+    message_zh = "保存的是 DDP/compile 包装器的 `state_dict()`：键带有 `module.`/`_orig_mod.` 前缀；请改为保存未包装模型的 `state_dict()`"
     why_zh = (
         "`DistributedDataParallel`、`DataParallel` 或 `torch.compile` 包装器的 `state_dict()` 会给每个"
         "键加上前缀（`module.`、`_orig_mod.`），因此不能直接加载到普通模型中。请保存未包装模型的 state"

@@ -192,7 +192,7 @@ class JitScript(Rule):
     message = (
         "TorchScript is deprecated: use `torch.compile` to fuse code, `torch.export` to deploy it"
     )
-    message_zh = "TorchScript 已弃用：融合加速代码用 `torch.compile`，部署用 `torch.export`"
+    message_zh = "TorchScript 已弃用：加速代码用 `torch.compile`，部署用 `torch.export`"
     why_zh = (
         "TorchScript 已被弃用：在 PyTorch 2.13 中，`torch.jit.script` 和 `torch.jit.trace` 会发出"
         " `DeprecationWarning`，并指向 `torch.compile`（用来加速代码）或 `torch.export`（用来部署）。"
