@@ -1,11 +1,18 @@
 """`python -m generator lint`: check training scripts against the tips.
 
-Every rule is a small class (`generator.lint.rules`) that names the tip it enforces
-and carries valid and invalid example code. `generator.lint.engine` finds, reads
-and checks the files; `generator.lint.fix` applies safe fixes;
-`generator.lint.report` writes text, JSON or SARIF; `generator.lint.docs`
-renders the "Lint your script" page. Built on the standard ``ast`` module, and imports
-no torch.
+Every rule is a small class (`generator.lint.rules`) that names the tip it enforces, carries
+its message in English and Chinese, why the pattern is a problem, valid and invalid example
+code, and the applicability of its fix. `generator.lint.engine` finds, reads and checks the
+files with the rules that ``--select``/``--ignore`` and ``pyproject.toml``
+(`generator.lint.config`) choose, and applies the ``noqa`` comments (`generator.lint.noqa`);
+`generator.lint.analysis` and `generator.lint.training` hold what the rules share about a
+file (names, training loops); `generator.lint.fix` applies safe (and, when asked, unsafe)
+fixes; `generator.lint.report` writes text, JSON or SARIF; `generator.lint.explain` gathers
+a rule's documentation, which ``--explain`` prints and `generator.lint.docs` renders as the
+rule's page beside the "Lint your script" page. Built on the standard ``ast`` module: the
+engine, rules, fixes and reports import nothing outside the standard library (no torch,
+pydantic or YAML; the text report reads ``ui.yaml`` only when it is given no labels), so
+they also run in a browser under Pyodide.
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ from generator.lint.syntax import (
     is_const,
     kwarg,
     last_name,
-    method_name,
 )
 from generator.lint.training import TrainingLoops, node_position
 
@@ -85,6 +84,7 @@ class Context(TrainingLoops):
             nodes.reverse()  # roughly source order: the stack pops children last-first
         self._memo: dict[tuple[str, ast.AST], object] = {}
         self.imports = self._imports()
+        self.imports |= self._aliases()
         self.calls_by_qualname: defaultdict[str, list[ast.Call]] = defaultdict(list)
         self.calls_by_method: defaultdict[str, list[ast.Call]] = defaultdict(list)
         for call in by_type[ast.Call]:
@@ -116,6 +116,22 @@ class Context(TrainingLoops):
                 if alias.name != "*":
                     out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         return out
+
+    def _aliases(self) -> dict[str, str]:
+        """Names bound once, to a torch name (``Tensor = torch.cuda.FloatTensor``, or either
+        side of ``... if cuda else torch.FloatTensor``): they resolve like an import."""
+        seen: dict[str, int] = {}
+        found: dict[str, str] = {}
+        for node in self.by_type[ast.Assign]:
+            assert isinstance(node, ast.Assign)
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    seen[target.id] = seen.get(target.id, 0) + 1
+                    value = node.value.body if isinstance(node.value, ast.IfExp) else node.value
+                    q = self.qualname(value) if isinstance(value, ast.Attribute) else None
+                    if q is not None and q.startswith("torch.") and target.id not in self.imports:
+                        found[target.id] = q
+        return {name: q for name, q in found.items() if seen[name] == 1}
 
     def qualname(self, node: ast.AST) -> str | None:
         """The imported dotted name that ``node`` refers to (``torch.cuda.amp.autocast``
@@ -252,8 +268,6 @@ class Context(TrainingLoops):
                 return False
         return False
 
-    # --- training loops --------------------------------------------------------------------
-
     # --- recurring facts -------------------------------------------------------------------
 
     def is_autocast_item(self, expr: ast.AST) -> bool:
@@ -352,33 +366,6 @@ class Context(TrainingLoops):
         return any(
             not self.is_conditional(c) and self.enclosing_function(c) is not func for c in callers
         )
-
-    @cached_property
-    def trains_on_cuda(self) -> bool:
-        """Whether the file trains, and puts its work on a CUDA device without a condition
-        (``.cuda()``, ``torch.device("cuda")``, ``"cuda"`` as a device,
-        ``torch.cuda.set_device``, the NCCL backend)."""
-        if not self.training_loops or "cuda" not in self.source and "nccl" not in self.source:
-            return False
-        signals: list[ast.AST] = []
-        signals += self.methods("cuda")
-        signals += self.calls("torch.cuda.set_device")
-        for call in self.calls("torch.device", "torch.distributed.init_process_group"):
-            first = call.args[0] if call.args else getattr(kwarg(call, "backend"), "value", None)
-            if isinstance(first, ast.Constant) and str(first.value).startswith(("cuda", "nccl")):
-                signals.append(call)
-        for const in self.by_type[ast.Constant]:
-            assert isinstance(const, ast.Constant)
-            if not (isinstance(const.value, str) and re.fullmatch(r"cuda(:\d+)?", const.value)):
-                continue
-            parent = self.parent(const)
-            if isinstance(parent, ast.keyword) and parent.arg == "device":
-                signals.append(const)
-            elif isinstance(parent, ast.Call) and method_name(parent) == "to":
-                signals.append(const)
-            elif isinstance(parent, ast.Assign):
-                signals.append(const)
-        return any(not self.is_conditional(s) for s in signals)
 
     # --- regions and one level of calls -----------------------------------------------------
 

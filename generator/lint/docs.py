@@ -1,20 +1,26 @@
-"""The "Lint your script" page: usage, the pre-commit snippet and the table of rules,
-rendered from the rule classes and the records (``generator/templates/site/lint.md.j2``).
+"""The lint's pages: "Lint your script" (usage, the pre-commit snippet and the table of
+rules) and one page per rule, in ruff's shape, rendered from the rule classes and the tip
+records (``generator/templates/site/lint.md.j2``, ``lint_rule.md.j2``).
 
-The MkDocs hook writes it as ``docs/lint.md`` and ``docs/lint.zh.md``; the tip links are
-relative to the docs root.
+The MkDocs hook writes them as ``docs/lint.md`` / ``docs/lint.zh.md`` and
+``docs/lint/rules/<CODE>.md`` / ``<CODE>.zh.md``; a rule page has the sections that
+``python -m generator lint --explain CODE`` prints (`generator.lint.explain`), and the
+SARIF ``helpUri`` of each rule points to it (`generator.lint.report.rule_url`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
+from generator.lint.explain import explain, fix_text
 from generator.lint.rules import RULES
 from generator.lint.rules.base import Rule
 from generator.records.schema import Tip
 
-#: What users put in `.pre-commit-config.yaml`; the lead sets the public URL and a tag.
+#: Where the rule pages live below the docs root (``lint/rules/PTT020.md``).
+RULE_DIR = PurePosixPath("lint/rules")
 
 
 @dataclass(frozen=True)
@@ -26,44 +32,58 @@ class RuleRow:
     message: str
     tip: str
     tip_title: str
-    fixable: bool
+    fix: str | None
+    default: bool
+
+    @property
+    def fixable(self) -> bool:
+        """Whether ``--fix`` applies the rule's fix without ``--unsafe-fixes``."""
+        return self.fix == "safe"
+
+
+def _tips(tips: Sequence[Tip] | None) -> Sequence[Tip]:
+    if tips is None:
+        from generator.records.load import load_tips
+
+        return load_tips()
+    return tips
 
 
 def rule_rows(lang: str, tips: Sequence[Tip] | None = None) -> list[RuleRow]:
     """The rules in code order, each with the title of its tip in ``lang``."""
-    if tips is None:
-        from generator.records.load import load_tips
-
-        tips = load_tips()
-    titles = {t.id: t.title.get(lang) for t in tips}
+    titles = {t.id: t.title.get(lang) for t in _tips(tips)}
     return [
         RuleRow(
             code=r.code,
             severity=r.severity,
-            message=r.message,
+            message=r.message_in(lang),
             tip=r.tip,
             tip_title=titles.get(r.tip, r.tip),
-            fixable=r.fixable and r.fix_safety == "safe",
+            fix=r.fix_safety,
+            default=r.default,
         )
         for r in RULES
     ]
 
 
-def _example(rule: type[Rule]) -> tuple[str, str]:
-    from generator.lint.engine import Finding
-    from generator.lint.report import text_line
+def _example(rule: type[Rule], lang: str) -> tuple[str, str]:
+    from generator.lint.engine import Finding, LintResult
+    from generator.lint.report import summary, text_line
+    from generator.records.ui import labels
 
+    L = labels()[lang]
     finding = Finding(
         path="train.py",
         line=42,
         column=9,
         rule=rule.code,
-        message=rule.message,
+        message=rule.message_in(lang),
         tip=rule.tip,
         severity=rule.severity,
-        fixable=True,
+        fixable=rule.fix_safety == "safe",
+        fix=rule.fix_safety,
     )
-    return text_line(finding), "Found 1 finding in 1 of 1 file (1 fixable with --fix)."
+    return text_line(finding, L), summary(LintResult([finding], files=1), 0, L)
 
 
 def page_markdown(lang: str, tips: Sequence[Tip] | None = None) -> str:
@@ -71,13 +91,34 @@ def page_markdown(lang: str, tips: Sequence[Tip] | None = None) -> str:
     from generator.records.render import render
     from generator.records.ui import labels
 
-    example = next(r for r in RULES if r.code == "PTT011")
-    line, summary = _example(example)
+    example = next(r for r in RULES if r.code == "PTT020")
+    line, summary = _example(example, lang)
     return render(
         "site/lint.md.j2",
         lang=lang,
         L=labels()[lang],
         rules=rule_rows(lang, tips),
+        rule_dir=str(RULE_DIR),
         example_line=line,
         example_summary=summary,
     )
+
+
+def rule_page(rule: type[Rule], lang: str, tip: Tip | None) -> str:
+    """The Markdown of ``rule``'s page in ``lang``."""
+    from generator.records.render import render
+    from generator.records.ui import labels
+
+    L = labels()[lang]
+    text = None
+    if tip is not None:
+        text = (tip.title.get(lang), " ".join(tip.summary.get(lang).split()))
+    exp = explain(rule, lang, text)
+    return render("site/lint_rule.md.j2", e=exp, L=L, fix_text=fix_text(exp, L), lang=lang)
+
+
+def rule_pages(lang: str, tips: Sequence[Tip] | None = None) -> dict[str, str]:
+    """Every rule page in ``lang``: path below the docs root (``lint/rules/PTT020.md``, the
+    language suffix left to the caller) -> Markdown."""
+    by_id = {t.id: t for t in _tips(tips)}
+    return {str(RULE_DIR / f"{r.code}.md"): rule_page(r, lang, by_id.get(r.tip)) for r in RULES}

@@ -1,9 +1,11 @@
-"""Find the Python files, read and parse them, run the rules, apply ``# noqa``.
+"""Find the Python files, read and parse them, choose the rules, run them, apply ``noqa``.
 
 `lint_paths` is what ``python -m generator lint`` runs; `lint_source` checks
 one string (the tests and the examples of each rule use it). A file that cannot be read or
 parsed becomes a `FileError` with its position, and the other files are still
-checked. Nothing here imports torch.
+checked. The rules that run come from ``--select``/``--ignore`` and the ``pyproject.toml``
+settings (`generator.lint.config`); ``noqa`` comments are read by `generator.lint.noqa`.
+Standard library only: nothing here imports torch, pydantic or YAML.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import ast
 import io
 import os
-import re
 import tokenize
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from pathlib import Path
 
 from generator.errors import UserError
 from generator.lint.analysis import Context
+from generator.lint.config import NO_CONFIG, ConfigFinder, LintConfig, split_codes
+from generator.lint.noqa import Suppressions, statement_lines, suppressions
 from generator.lint.rules import RULES
 from generator.lint.rules.base import Edit, Rule
 
@@ -26,7 +29,6 @@ from generator.lint.rules.base import Edit, Rule
 #: any folder holding a ``pyvenv.cfg`` or ``conda-meta``, are skipped as well).
 SKIP_DIRS = frozenset({"__pycache__", "site-packages", "node_modules", "venv", "env"})
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
 #: Bytes of a file looked at to tell binary files from source.
 _SNIFF = 8192
 
@@ -47,10 +49,13 @@ class Finding:
     message: str
     tip: str
     severity: str
+    #: Whether ``--fix`` applies its fix (a safe one).
     fixable: bool
     end_line: int = field(default=0, compare=False)
     end_column: int = field(default=0, compare=False)
     edits: tuple[Edit, ...] = field(default=(), compare=False, repr=False)
+    #: The applicability of its fix (``safe``, ``unsafe``), None without one.
+    fix: str | None = field(default=None, compare=False)
 
     def as_dict(self) -> dict[str, object]:
         """The keys of the JSON output, in this order."""
@@ -63,6 +68,7 @@ class Finding:
             "message": self.message,
             "severity": self.severity,
             "fixable": self.fixable,
+            "fix": self.fix,
         }
 
 
@@ -86,42 +92,47 @@ class LintResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     files: int = 0
-    #: The source of each file read, for ``--fix``/``--diff``.
+    #: The source of each file read, and the rules it was checked with, for ``--fix``.
     sources: dict[str, str] = field(default_factory=dict, repr=False)
+    rules: dict[str, tuple[type[Rule], ...]] = field(default_factory=dict, repr=False)
 
 
 # --- rule selection ---------------------------------------------------------------------------
 
 
-def _split_codes(text: str | Sequence[str] | None) -> list[str]:
-    if text is None:
-        return []
-    parts = [text] if isinstance(text, str) else list(text)
-    return [c.strip().upper() for p in parts for c in p.split(",") if c.strip()]
+def known_code(code: str) -> bool:
+    """Whether ``code`` is a rule code, a prefix of one, or ``ALL``."""
+    return code == "ALL" or any(r.code.startswith(code) for r in RULES)
+
+
+def _matches(rule: type[Rule], codes: Sequence[str]) -> bool:
+    return any(code == "ALL" or rule.code.startswith(code) for code in codes)
 
 
 def select_rules(
-    select: str | Sequence[str] | None = None, ignore: str | Sequence[str] | None = None
+    select: str | Sequence[str] | None = None,
+    ignore: str | Sequence[str] | None = None,
+    config: LintConfig = NO_CONFIG,
 ) -> list[type[Rule]]:
-    """The rules that ``--select`` and ``--ignore`` leave, by code or code prefix (``PTT0``).
-    Without ``select`` every rule runs.
+    """The rules that run: those ``select`` names by code or prefix (``PTT0``, ``ALL``), or,
+    without it, the configured ``select``, or else every default rule; less those ``ignore``
+    and the configured ``ignore`` name. Opt-in rules run only when a selection names them.
 
     Raises:
         LintUsageError: a code or prefix that matches no rule.
     """
-    chosen = _split_codes(select)
-    dropped = _split_codes(ignore)
+    chosen = split_codes(select)
+    dropped = split_codes(ignore)
     for code in chosen + dropped:
-        if code != "ALL" and not any(r.code.startswith(code) for r in RULES):
+        if not known_code(code):
             raise LintUsageError(
                 f"unknown rule code {code!r} (codes run from PTT001 to {RULES[-1].code})"
             )
-
-    def matches(rule: type[Rule], codes: list[str]) -> bool:
-        return any(code == "ALL" or rule.code.startswith(code) for code in codes)
-
-    out = [r for r in RULES if not chosen or matches(r, chosen)]
-    return [r for r in out if not matches(r, dropped)]
+    if not chosen and config.select is not None:
+        chosen = list(config.select)
+    dropped += config.ignore
+    out = [r for r in RULES if _matches(r, chosen)] if chosen else [r for r in RULES if r.default]
+    return [r for r in out if not _matches(r, dropped)]
 
 
 # --- files ------------------------------------------------------------------------------------
@@ -232,64 +243,68 @@ def char_column(line: str, byte_col: int) -> int:
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
-def _suppressed(line: str, code: str) -> bool:
-    if "noqa" not in line and "NOQA" not in line:
-        return False
-    match = _NOQA.search(line)
-    if match is None:
-        return False
-    codes = match.group("codes")
-    if codes is None:
-        return True  # bare noqa (no codes) silences every rule on the line, as in ruff
-    return code in {c.strip().upper() for c in codes.split(",")}
-
-
-def check_tree(ctx: Context, rules: Sequence[type[Rule]]) -> list[Finding]:
-    """Run ``rules`` on an analysed file; ``# noqa`` applied, sorted by position."""
+def check_tree(
+    ctx: Context,
+    rules: Sequence[type[Rule]],
+    lang: str = "en",
+    noqa: Suppressions | None = None,
+) -> list[Finding]:
+    """Run ``rules`` on an analysed file; messages in ``lang``; ``noqa`` comments applied;
+    sorted by position."""
     out: set[Finding] = set()
     lines = ctx.lines
+    noqa = suppressions(ctx.source) if noqa is None else noqa
     for rule in rules:
+        if noqa.file_silences(rule.code):
+            continue
         seen: set[tuple[int, int]] = set()
         for report in rule().check(ctx):
             node = report.node
             line = getattr(node, "lineno", 1)
             text = lines[line - 1] if line - 1 < len(lines) else ""
             col = char_column(text, getattr(node, "col_offset", 0))
-            if (line, col) in seen or _suppressed(text, rule.code):
+            if (line, col) in seen:
+                continue
+            if noqa.lines and noqa.silences(rule.code, *statement_lines(node, ctx.parents)):
                 continue
             seen.add((line, col))
             end_line = getattr(node, "end_lineno", None) or line
             end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
             end_col = char_column(end_text, getattr(node, "end_col_offset", None) or 0)
-            safe = bool(report.edits) and rule.fix_safety == "safe"
+            fix = rule.fix_safety if report.edits else None
             out.add(
                 Finding(
                     path=ctx.path,
                     line=line,
                     column=col + 1,
                     rule=rule.code,
-                    message=report.message or rule.message,
+                    message=rule.message_in(lang, report.args, report.variant),
                     tip=rule.tip,
                     severity=rule.severity,
-                    fixable=safe,
+                    fixable=fix == "safe",
                     end_line=end_line,
                     end_column=end_col + 1,
-                    edits=tuple(report.edits) if safe else (),
+                    edits=tuple(report.edits) if fix else (),
+                    fix=fix,
                 )
             )
     return sorted(out)
 
 
 def lint_source(
-    source: str, path: str = "<string>", rules: Sequence[type[Rule]] | None = None
+    source: str,
+    path: str = "<string>",
+    rules: Sequence[type[Rule]] | None = None,
+    lang: str = "en",
 ) -> list[Finding]:
-    """Check one string of Python source.
+    """Check one string of Python source (default: with every default rule).
 
     Raises:
         SyntaxError: ``source`` does not parse.
     """
     tree = ast.parse(source, path)
-    return check_tree(Context(tree, source, path), RULES if rules is None else rules)
+    chosen = [r for r in RULES if r.default] if rules is None else rules
+    return check_tree(Context(tree, source, path), chosen, lang)
 
 
 def display_path(path: Path) -> str:
@@ -304,17 +319,31 @@ def lint_paths(
     paths: Iterable[str | Path],
     select: str | Sequence[str] | None = None,
     ignore: str | Sequence[str] | None = None,
+    lang: str = "en",
+    config: str | Path | None = None,
+    isolated: bool = False,
 ) -> LintResult:
-    """Check every file under ``paths`` with the selected rules.
+    """Check every file under ``paths``: the rules of ``select``/``ignore`` and of the
+    ``pyproject.toml`` that applies to each file (``config``: this one for every file;
+    ``isolated``: none), messages in ``lang``.
 
     Raises:
         LintUsageError: a path that does not exist, or an unknown rule code.
+        LintConfigError: a configuration that cannot be used.
     """
-    rules = select_rules(select, ignore)
+    select_rules(select, ignore)  # a bad code on the command line fails before any file
+    finder = None if isolated else ConfigFinder(known_code, Path(config) if config else None)
+    chosen: dict[tuple[LintConfig, tuple[str, ...]], tuple[type[Rule], ...]] = {}
     files = discover(paths)
     result = LintResult(files=len(files))
     for path in files:
         display = display_path(path) if path.is_absolute() else str(path)
+        settings = finder.for_file(path) if finder is not None else NO_CONFIG
+        key = (settings, settings.ignored_for(path))
+        if key not in chosen:
+            rules = select_rules(select, [*split_codes(ignore), *key[1]], settings)
+            chosen[key] = tuple(rules)
+        rules = chosen[key]
         source = read_source(path, display)
         if isinstance(source, FileError):
             result.errors.append(source)
@@ -324,5 +353,6 @@ def lint_paths(
             result.errors.append(tree)
             continue
         result.sources[display] = source
-        result.findings.extend(check_tree(Context(tree, source, display), rules))
+        result.rules[display] = rules
+        result.findings.extend(check_tree(Context(tree, source, display), rules, lang))
     return result

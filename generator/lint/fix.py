@@ -1,9 +1,12 @@
-"""Apply the safe fixes of the findings to the source, show them as a diff, write files.
+"""Apply the fixes of the findings to the source, show them as a diff, write files.
 
-Each fix is a group of text edits at exact source positions; groups that overlap one
-applied earlier wait for the next pass, and the file is linted again after every pass
-(at most `MAX_PASSES`). A result that no longer parses is thrown away, and a file
-is written only when it changed, atomically (a temporary file, then ``os.replace``).
+Fixes carry ruff's applicability: ``--fix`` applies the safe ones, and the unsafe ones too
+with ``--unsafe-fixes``. Each fix is a group of text edits at exact source positions; groups
+that overlap one applied earlier wait for the next pass, and the file is linted again after
+every pass (at most `MAX_PASSES`). A result that no longer parses is thrown away, and a file
+is written only when it changed, atomically (a temporary file, then ``os.replace``). The
+diff is computed without difflib's "autojunk" heuristic, so a line that repeats in a long
+file is never shown as removed and added again.
 """
 
 from __future__ import annotations
@@ -39,16 +42,45 @@ class Fixed:
 
     def diff(self) -> str:
         """A unified diff, ``a/<path>`` to ``b/<path>``, as ``git diff`` prints it."""
-        lines = difflib.unified_diff(
+        absolute = Path(self.path).is_absolute()
+        return unified_diff(
             self.before.splitlines(keepends=True),
             self.after.splitlines(keepends=True),
-            fromfile=self.path if Path(self.path).is_absolute() else f"a/{self.path}",
-            tofile=self.path if Path(self.path).is_absolute() else f"b/{self.path}",
+            self.path if absolute else f"a/{self.path}",
+            self.path if absolute else f"b/{self.path}",
         )
-        return "".join(
-            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-            for line in lines
+
+
+def _range(start: int, length: int) -> str:
+    """A hunk range as ``diff -u`` writes it (1-based; ``N,0`` after line N when empty)."""
+    first = start + 1 if length else start
+    return f"{first}" if length == 1 else f"{first},{length}"
+
+
+def unified_diff(a: list[str], b: list[str], fromfile: str, tofile: str, context: int = 3) -> str:
+    """``difflib.unified_diff`` of two lists of lines (with their line ends), matched with
+    ``autojunk=False``: difflib's default treats a line that appears in more than 1% of a
+    file of 200+ lines as junk, so a repeated blank or ``pass`` line can show as changed."""
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        if not out:
+            out += [f"--- {fromfile}\n", f"+++ {tofile}\n"]
+        first, last = group[0], group[-1]
+        out.append(
+            f"@@ -{_range(first[1], last[2] - first[1])} +{_range(first[3], last[4] - first[3])} @@\n"
         )
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in a[i1:i2]]
+                continue
+            if tag in {"replace", "delete"}:
+                out += ["-" + line for line in a[i1:i2]]
+            if tag in {"replace", "insert"}:
+                out += ["+" + line for line in b[j1:j2]]
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out
+    )
 
 
 def _offsets(source: str) -> list[int]:
@@ -71,15 +103,21 @@ def _conflict(lo: int, hi: int, t_lo: int, t_hi: int) -> bool:
     return max(lo, t_lo) < min(hi, t_hi) or lo == t_lo or t_lo < lo < t_hi or lo < t_lo < hi
 
 
-def apply_fixes(source: str, findings: Sequence[Finding]) -> tuple[str, int]:
-    """``source`` with the non-overlapping fixes of ``findings`` applied, and how many."""
+def applies(finding: Finding, unsafe: bool = False) -> bool:
+    """Whether ``--fix`` (with ``--unsafe-fixes`` when ``unsafe``) applies ``finding``'s fix."""
+    return bool(finding.edits) and (finding.fix == "safe" or (unsafe and finding.fix == "unsafe"))
+
+
+def apply_fixes(source: str, findings: Sequence[Finding], unsafe: bool = False) -> tuple[str, int]:
+    """``source`` with the non-overlapping fixes of ``findings`` applied (the unsafe ones too
+    when ``unsafe``), and how many."""
     starts = _offsets(source)
     taken: list[tuple[int, int]] = []
     chosen: list[tuple[int, int, int, str]] = []  # start, order, end, text
     applied = 0
     order = 0
     for finding in findings:
-        if not finding.fixable or not finding.edits:
+        if not applies(finding, unsafe):
             continue
         spans = [
             (_offset(source, starts, e.start), _offset(source, starts, e.end), e.text)
@@ -107,16 +145,20 @@ def apply_fixes(source: str, findings: Sequence[Finding]) -> tuple[str, int]:
 
 
 def fix_source(
-    source: str, path: str = "<string>", rules: Sequence[type[Rule]] | None = None
+    source: str,
+    path: str = "<string>",
+    rules: Sequence[type[Rule]] | None = None,
+    unsafe: bool = False,
 ) -> tuple[str, int]:
-    """Apply every safe fix to ``source`` until none is left (or `MAX_PASSES`);
-    return the new text and the number of fixes applied. Raises ``SyntaxError`` if
-    ``source`` does not parse; a pass whose result does not parse is discarded."""
+    """Apply every safe fix (and unsafe one, when ``unsafe``) to ``source`` until none is
+    left (or `MAX_PASSES`); return the new text and the number of fixes applied. Raises
+    ``SyntaxError`` if ``source`` does not parse; a pass whose result does not parse is
+    discarded."""
     total = 0
     current = source
     for _ in range(MAX_PASSES):
         findings = lint_source(current, path, rules)
-        new, applied = apply_fixes(current, findings)
+        new, applied = apply_fixes(current, findings, unsafe)
         if not applied:
             break
         try:
@@ -127,11 +169,17 @@ def fix_source(
     return current, total
 
 
-def fix_files(sources: dict[str, str], rules: Sequence[type[Rule]] | None = None) -> list[Fixed]:
-    """The fixed text of each file in ``sources`` (path -> text) that has a safe fix."""
+def fix_files(
+    sources: dict[str, str],
+    rules: Sequence[type[Rule]] | dict[str, Sequence[type[Rule]]] | None = None,
+    unsafe: bool = False,
+) -> list[Fixed]:
+    """The fixed text of each file in ``sources`` (path -> text) that has a fix to apply;
+    ``rules`` for every file, or by path (as `LintResult.rules` holds them)."""
     out = []
     for path, text in sources.items():
-        after, fixed = fix_source(text, path, rules)
+        chosen = rules.get(path) if isinstance(rules, dict) else rules
+        after, fixed = fix_source(text, path, chosen, unsafe)
         if fixed:
             out.append(Fixed(path, text, after, fixed))
     return out

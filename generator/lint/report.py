@@ -1,20 +1,26 @@
-"""The three output formats of ``python -m generator lint``: text, JSON and SARIF 2.1.0.
+"""The three output formats of ``python -m generator lint``: text, JSON and SARIF 2.1.0,
+and the rule list of ``--list-rules``.
 
-* ``text``: ``path:line:col: CODE message (tip: <id>)`` per finding, then one summary line;
+* ``text``: ``path:line:col: CODE [severity] message (tip: <id>)`` per finding, then one
+  summary line;
 * ``json``: a list of objects with the keys ``path``, ``line``, ``column``, ``rule``,
-  ``tip``, ``message``, ``severity``, ``fixable``;
+  ``tip``, ``message``, ``severity``, ``fixable`` (``--fix`` applies its fix) and ``fix``
+  (the fix's applicability: ``safe``, ``unsafe`` or null);
 * ``sarif``: one run for GitHub code scanning; every rule carries its description and a
-  ``helpUri`` to its tip page, and files that could not be read become tool notifications.
+  ``helpUri`` to its rule page, and files that could not be read become tool notifications.
 
-Files that could not be checked are written to standard error in every format, one line
-each (``path:line:col: message``), so standard output stays machine-readable.
+Messages and labels come in English or Chinese: the rules carry their own messages, and the
+labels (severity names, the summary line) are those of ``generator/templates/site/ui.yaml``,
+passed in as ``labels`` (read from that file when not given). Files that could not be checked
+are written to standard error in every format, one line each (``path:line:col: message``),
+so standard output stays machine-readable.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
@@ -46,37 +52,89 @@ def tip_url(tip: str, base: str | None = None) -> str:
     return f"{base or site_url()}tips/{tip}/"
 
 
-def text_line(finding: Finding) -> str:
-    """``path:line:col: CODE message (tip: <id>)``."""
+def rule_path(code: str) -> str:
+    """The path of a rule's page below the site's root: ``lint/rules/PTT020/``."""
+    return f"lint/rules/{code}/"
+
+
+def rule_url(code: str, base: str | None = None) -> str:
+    """The page of the rule ``code`` on the site."""
+    return f"{base or site_url()}{rule_path(code)}"
+
+
+def labels_for(lang: str = "en", labels: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """``labels``, or the UI labels of ``lang`` read from ``ui.yaml``."""
+    if labels is not None:
+        return labels
+    from generator.records.ui import labels as ui_labels
+
+    return ui_labels()[lang]
+
+
+def text_line(finding: Finding, labels: Mapping[str, str] | None = None) -> str:
+    """``path:line:col: CODE [severity] message (tip: <id>)``."""
     f = finding
-    return f"{f.path}:{f.line}:{f.column}: {f.rule} {f.message} (tip: {f.tip})"
+    severity = labels_for("en", labels)[f"lint_severity_{f.severity}"]
+    return f"{f.path}:{f.line}:{f.column}: {f.rule} [{severity}] {f.message} (tip: {f.tip})"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def counted(labels: Mapping[str, str], key: str, n: int) -> str:
+    """``1 finding``, ``2 findings`` (``lint_n_finding``, ``lint_n_findings`` in ui.yaml)."""
+    L = labels
+    return L["lint_n_" + key + ("" if n == 1 else "s")].format(n=n)
 
 
-def summary(result: LintResult, fixed: int = 0) -> str:
-    """The one-line summary that ends the text output."""
-    files = _plural(result.files, "file")
+def summary(
+    result: LintResult,
+    fixed: int = 0,
+    labels: Mapping[str, str] | None = None,
+    unsafe_fixes: bool = False,
+) -> str:
+    """The one-line summary that ends the text output; ``unsafe_fixes``: whether
+    ``--unsafe-fixes`` was given (otherwise the findings it would fix are counted)."""
+    L = labels_for("en", labels)
+    files = counted(L, "file", result.files)
     parts = []
     if fixed:
-        parts.append(f"Fixed {_plural(fixed, 'finding')}.")
+        parts.append(L["lint_summary_fixed"].format(findings=counted(L, "finding", fixed)))
     if result.findings:
         n_files = len({f.path for f in result.findings})
-        fixable = sum(f.fixable for f in result.findings)
-        found = f"Found {_plural(len(result.findings), 'finding')} in {n_files} of {files}"
-        parts.append(found + (f" ({fixable} fixable with --fix)." if fixable else "."))
+        found = L["lint_summary_found"].format(
+            findings=counted(L, "finding", len(result.findings)), n=n_files, files=files
+        )
+        fixable = sum(f.fixable or (unsafe_fixes and f.fix == "unsafe") for f in result.findings)
+        hidden = 0 if unsafe_fixes else sum(f.fix == "unsafe" for f in result.findings)
+        notes = []
+        if fixable:
+            notes.append(L["lint_summary_fixable"].format(n=fixable))
+        if hidden:
+            notes.append(L["lint_summary_unsafe"].format(n=hidden))
+        parts.append(
+            found
+            + (
+                L["lint_summary_notes"].format(notes="; ".join(notes))
+                if notes
+                else L["lint_summary_end"]
+            )
+        )
     else:
-        parts.append(f"No findings in {files}.")
+        parts.append(L["lint_summary_none"].format(files=files))
     if result.errors:
-        parts.append(f"{_plural(len(result.errors), 'file')} could not be checked.")
+        parts.append(
+            L["lint_summary_unreadable"].format(files=counted(L, "file", len(result.errors)))
+        )
     return " ".join(parts)
 
 
-def text(result: LintResult, fixed: int = 0) -> str:
-    lines = [text_line(f) for f in result.findings]
-    lines.append(summary(result, fixed))
+def text(
+    result: LintResult,
+    fixed: int = 0,
+    labels: Mapping[str, str] | None = None,
+    unsafe_fixes: bool = False,
+) -> str:
+    L = labels_for("en", labels)
+    lines = [text_line(f, L) for f in result.findings]
+    lines.append(summary(result, fixed, L, unsafe_fixes))
     return "\n".join(lines) + "\n"
 
 
@@ -103,29 +161,37 @@ def _location(path: str, line: int, column: int, end_line: int = 0, end_column: 
     return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
-def sarif_rule(rule: type[Rule], base: str) -> dict:
+def sarif_rule(rule: type[Rule], base: str, lang: str = "en") -> dict:
     """The ``reportingDescriptor`` of one rule."""
     url = tip_url(rule.tip, base)
+    page = rule_url(rule.code, base)
+    why = rule.why(lang)
     return {
         "id": rule.code,
         "name": rule.name,
-        "shortDescription": {"text": rule.message},
-        "fullDescription": {"text": rule.description()},
-        "helpUri": url,
+        "shortDescription": {"text": rule.message_in(lang)},
+        "fullDescription": {"text": why},
+        "helpUri": page,
         "help": {
-            "text": f"{rule.description()} Tip: {url}",
-            "markdown": f"{rule.description()}\n\nTip: [{rule.tip}]({url})",
+            "text": f"{why} Rule: {page} Tip: {url}",
+            "markdown": f"{why}\n\nRule: [{rule.code}]({page}) · Tip: [{rule.tip}]({url})",
         },
-        "defaultConfiguration": {"level": _LEVELS[rule.severity]},
+        "defaultConfiguration": {"level": _LEVELS[rule.severity], "enabled": rule.default},
         "properties": {
             "tags": ["pytorch", rule.severity, rule.tip],
             "tip": rule.tip,
             "fixable": rule.fixable,
+            "fix": rule.fix_safety,
         },
     }
 
 
-def sarif(result: LintResult, rules: Sequence[type[Rule]] = RULES, version: str = "0") -> str:
+def sarif(
+    result: LintResult,
+    rules: Sequence[type[Rule]] = RULES,
+    version: str = "0",
+    lang: str = "en",
+) -> str:
     """The findings as a SARIF 2.1.0 log with one run."""
     base = site_url()
     index = {r.code: i for i, r in enumerate(rules)}
@@ -158,7 +224,7 @@ def sarif(result: LintResult, rules: Sequence[type[Rule]] = RULES, version: str 
                         "name": "pytorch-tips-lint",
                         "informationUri": f"{base}lint/",
                         "version": version,
-                        "rules": [sarif_rule(r, base) for r in rules],
+                        "rules": [sarif_rule(r, base, lang) for r in rules],
                     }
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
@@ -174,6 +240,46 @@ def sarif(result: LintResult, rules: Sequence[type[Rule]] = RULES, version: str 
         ],
     }
     return json.dumps(log, ensure_ascii=False, indent=2) + "\n"
+
+
+def rule_record(rule: type[Rule], lang: str = "en", base: str | None = None) -> dict[str, object]:
+    """One rule as ``--list-rules --format json`` gives it."""
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "severity": rule.severity,
+        "default": rule.default,
+        "fix": rule.fix_safety,
+        "tip": rule.tip,
+        "message": rule.message_in(lang),
+        "url": rule_url(rule.code, base),
+    }
+
+
+def rule_list(
+    rules: Sequence[type[Rule]],
+    fmt: str = "text",
+    lang: str = "en",
+    labels: Mapping[str, str] | None = None,
+) -> str:
+    """``--list-rules``: one line per rule (code, severity, fix, name, message), or JSON."""
+    if fmt == "json":
+        return (
+            json.dumps([rule_record(r, lang) for r in rules], ensure_ascii=False, indent=2) + "\n"
+        )
+    L = labels_for(lang, labels)
+    width = max(len(L[f"lint_severity_{s}"]) for s in ("error", "warning", "info"))
+    fixes = {"safe": L["lint_fix_safe"], "unsafe": L["lint_fix_unsafe"], None: "-"}
+    fix_width = max(len(v) for v in fixes.values())
+    lines = []
+    for r in rules:
+        severity = L[f"lint_severity_{r.severity}"]
+        opt = "" if r.default else f" ({L['lint_opt_in']})"
+        lines.append(
+            f"{r.code}  {severity:<{width}}  {fixes[r.fix_safety]:<{fix_width}}  "
+            f"{r.name}{opt}: {r.message_in(lang)}"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def error_lines(errors: Sequence[FileError]) -> str:

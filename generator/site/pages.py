@@ -20,6 +20,7 @@ from generator.bench.results import ResultsFile, load_all
 from generator.bench.texts import TOLERANCE_TEXT
 from generator.errors import UserError
 from generator.lint.docs import page_markdown as lint_page
+from generator.lint.docs import rule_pages
 from generator.records import ui
 from generator.records.coverage import load_coverage
 from generator.records.generated import write_managed
@@ -34,7 +35,7 @@ from generator.site.tools import playground_page
 LANGS = ("en", "zh")
 
 #: Folders of docs/ whose content is generated; anything else there is removed on build.
-GENERATED_DIRS = ("tips", "categories", "snippets")
+GENERATED_DIRS = ("tips", "categories", "snippets", "lint")
 
 #: Every label of the pages by language, from ``generator/templates/site/ui.yaml``.
 LABELS = ui.labels()
@@ -155,6 +156,8 @@ def page_files(tips: Sequence[Tip]) -> dict[Path, str]:
         )
         files[_page("glossary", lang)] = glossary_page(lang, glossary)
         files[_page("lint", lang)] = lint_page(lang, tips)
+        for rel, text in rule_pages(lang, tips).items():
+            files[_page(rel, lang)] = text
     for path, content in snippet_files(tips).items():
         files[paths.DOCS / "snippets" / path.relative_to(paths.SNIPPETS)] = content
     for lang in LANGS:  # last: it links the rule pages among the others

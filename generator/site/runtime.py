@@ -56,15 +56,17 @@ BUNDLE_DIR = "assets/tools"
 
 #: The project's files the tools run, relative to the repository root: the composer's and
 #: the linter's code paths (their subpackages and the records modules they import), the
-#: foundation, and the templates the composer renders.
+#: foundation, the templates the composer renders and the UI labels the lint's text reads.
 OWN_FILES = (
     "generator/__init__.py",
+    "generator/command.py",
     "generator/errors.py",
     "generator/paths.py",
     "generator/compose",
     "generator/lint",
     "generator/records",
     "generator/templates/compose",
+    "generator/templates/site/ui.yaml",
 )
 #: Third-party packages the code paths import, by import name, with their distribution
 #: names (for the licence files). Only their Python files go in: MarkupSafe falls back to

@@ -51,8 +51,9 @@ from generator.records.taxonomy import CATEGORIES, TAGS
 #: Hand-written pages that are indexed, after the tips (source paths without language suffix).
 GUIDE_PAGES = ("usage.md", "composer.md", "contributing.md", "lint.md", "checklist.md")
 
-#: Prefixes of generated pages that are indexed as guides (one page per problem).
-GUIDE_PREFIXES = ("problems/",)
+#: Prefixes of generated pages that are indexed as guides (one page per problem, one page per
+#: lint rule, found by its code).
+GUIDE_PREFIXES = ("problems/", "lint/rules/")
 
 #: Sections of a tip page left out of the index: identical boilerplate on every page, or the
 #: titles of other tips, which would make a tip match its neighbours' words.

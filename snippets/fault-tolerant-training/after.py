@@ -75,19 +75,23 @@ def train():
         start = ckpt["step"]
     for step in range(start, TOTAL_STEPS):
         train_step(model, optimizer, step)
-        stop = torch.tensor(float(stop_requested))  # GPUs: on the device, for NCCL
+        # A host tensor: reading it never waits for the GPU (with "cpu:gloo,cuda:nccl" below,
+        # gloo reduces it).
+        stop = torch.tensor(float(stop_requested))
         dist.all_reduce(stop, op=dist.ReduceOp.MAX)  # a signal on any rank stops them all here
-        done = step + 1
-        if stop.item() or done % SAVE_EVERY == 0 or done == TOTAL_STEPS:
+        stopping, done = bool(stop.item()), step + 1
+        if stopping or done % SAVE_EVERY == 0 or done == TOTAL_STEPS:
             save(model, optimizer, done)
-        if stop.item():
+        if stopping:
             return done  # preempted and saved: exit 0, the scheduler requeues the job
     return TOTAL_STEPS
 
 
 def main():
     signal.signal(signal.SIGTERM, request_stop)  # torchrun forwards SIGTERM to every rank
-    dist.init_process_group("gloo")  # GPUs: "nccl", and torch.cuda.set_device(local_rank)
+    # GPUs: "cpu:gloo,cuda:nccl" (NCCL for the model, gloo for the stop flag), and
+    # torch.cuda.set_device(local_rank).
+    dist.init_process_group("gloo")
     train()
     dist.destroy_process_group()
 

@@ -47,7 +47,9 @@ torch.manual_seed(0)
 lengths = torch.randint(1, MAX_LEN + 16, (40,)).tolist()  # variable, some longer than MAX_LEN
 dataset = [(torch.randint(1, VOCAB, (n,)), torch.tensor(n % 2)) for n in lengths]
 dataset.sort(key=lambda sample: len(sample[0]))  # sorted by length to minimise padding
-loader = DataLoader(dataset, batch_size=BATCH_SIZE, collate_fn=collate)
+loader = DataLoader(
+    dataset, batch_size=BATCH_SIZE, collate_fn=collate, pin_memory=torch.cuda.is_available()
+)
 
 model = Classifier().to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -57,7 +59,8 @@ model.register_forward_pre_hook(lambda module, args: seen_shapes.append(tuple(ar
 
 warm_up_allocator(model, loss_fn)  # once, before the first real batch
 for tokens, labels in loader:
-    tokens, labels = tokens.to(device), labels.to(device)
+    tokens = tokens.to(device, non_blocking=True)
+    labels = labels.to(device, non_blocking=True)
     optimizer.zero_grad(set_to_none=True)
     loss_fn(model(tokens), labels).backward()
     optimizer.step()

@@ -35,7 +35,9 @@ torch.manual_seed(0)
 lengths = torch.randint(1, MAX_LEN + 16, (40,)).tolist()  # variable, some longer than MAX_LEN
 dataset = [(torch.randint(1, VOCAB, (n,)), torch.tensor(n % 2)) for n in lengths]
 dataset.sort(key=lambda sample: len(sample[0]))  # sorted by length to minimise padding
-loader = DataLoader(dataset, batch_size=BATCH_SIZE, collate_fn=collate)
+loader = DataLoader(
+    dataset, batch_size=BATCH_SIZE, collate_fn=collate, pin_memory=torch.cuda.is_available()
+)
 
 model = Classifier().to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -44,7 +46,8 @@ seen_shapes = []  # the input shape of every forward pass, in order
 model.register_forward_pre_hook(lambda module, args: seen_shapes.append(tuple(args[0].shape)))
 
 for tokens, labels in loader:
-    tokens, labels = tokens.to(device), labels.to(device)
+    tokens = tokens.to(device, non_blocking=True)
+    labels = labels.to(device, non_blocking=True)
     optimizer.zero_grad(set_to_none=True)
     loss_fn(model(tokens), labels).backward()
     optimizer.step()

@@ -53,8 +53,13 @@ def _codes(findings: Sequence[object]) -> set[str]:
 # --- the rules themselves -------------------------------------------------------------------
 
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
 @pytest.mark.parametrize("rule", RULES, ids=_rule_id)
 def test_rule_is_complete(rule: type[Rule]) -> None:
+    from generator.records.ui import placeholders
+
     assert re.fullmatch(r"PTT\d{3}", rule.code)
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
     assert rule.severity in SEVERITIES
@@ -63,10 +68,44 @@ def test_rule_is_complete(rule: type[Rule]) -> None:
     assert (paths.TIPS / f"{rule.tip}.yaml").is_file(), f"{rule.tip} names no tip"
     assert rule.fixable == (rule.fix_safety is not None)
     assert rule.VALID and rule.INVALID
+    # Chinese: the message (and each variant) with the same placeholders, and the why
+    pairs = [(rule.message, rule.message_zh), *rule.variants.values()]
+    for en, zh in pairs:
+        assert zh and "\n" not in zh and _CJK.search(zh), zh
+        assert placeholders(en) == placeholders(zh)
+        assert placeholders(en) <= set(rule.message_args), "a default for every placeholder"
+    assert _CJK.search(rule.why_zh) and "\n" not in rule.why_zh
+    assert len(rule.why("zh")) > 40
+    # an unsafe fix says what it can change, in both languages
+    if rule.fix_safety == "unsafe":
+        assert rule.fix_note and _CJK.search(rule.fix_note_zh)
+    assert bool(rule.fix_note) == bool(rule.fix_note_zh)
+
+
+def test_every_chinese_rule_text_uses_the_glossary_terms() -> None:
+    from generator.records.glossary import find_variants
+
+    texts = {}
+    for rule in RULES:
+        texts[f"{rule.code}.message_zh"] = rule.message_zh
+        texts[f"{rule.code}.why_zh"] = rule.why_zh
+        texts[f"{rule.code}.fix_note_zh"] = rule.fix_note_zh
+        for key, (_, zh) in rule.variants.items():
+            texts[f"{rule.code}.variants.{key}"] = zh
+    bad = {
+        name: find_variants(text) for name, text in texts.items() if text and find_variants(text)
+    }
+    assert not bad, bad
+
+
+def test_the_glossary_check_of_rule_texts_can_fail() -> None:
+    from generator.records.glossary import find_variants
+
+    assert find_variants("每个 batch 都调用 `.item()`")  # 批次, not batch
 
 
 def test_codes_and_names_are_unique_and_there_are_at_least_30() -> None:
-    assert len(RULES) >= 30
+    assert len(RULES) >= 55
     assert len({r.code for r in RULES}) == len(RULES)
     assert len({r.name for r in RULES}) == len(RULES)
     assert [r.code for r in RULES] == sorted(r.code for r in RULES)
@@ -92,13 +131,41 @@ def test_valid_example_is_not_reported(rule: type[Rule], code: str) -> None:
 def test_invalid_example_is_reported_and_fixed(rule: type[Rule], example) -> None:  # type: ignore[no-untyped-def]
     findings = lint_source(example.code, rules=[rule])
     assert findings and _codes(findings) == {rule.code}
-    fixed, count = fix_source(example.code, rules=[rule])
+    assert all(
+        f.message == rule.message_in("en", None, None) or rule.code in _ARGS for f in findings
+    )
+    unsafe = rule.fix_safety == "unsafe"
+    fixed, count = fix_source(example.code, rules=[rule], unsafe=unsafe)
     if example.fixed is not None:
         assert fixed == example.fixed
         assert count >= 1 and lint_source(fixed, rules=[rule]) == []
+        if unsafe:  # an unsafe fix is never applied without --unsafe-fixes
+            assert fix_source(example.code, rules=[rule]) == (example.code, 0)
     else:
         assert fixed == example.code  # nothing promised, nothing changed
     compile(fixed, "fixed", "exec")
+    if example.instead is not None:  # what the rule's page says to write instead
+        compile(example.instead, "instead", "exec")
+        assert lint_source(example.instead, rules=[rule]) == []
+
+
+#: Rules whose findings fill the message's placeholders from the code they report.
+_ARGS = {r.code for r in RULES if r.message_args or r.variants}
+
+
+def test_messages_come_in_the_language_asked_for() -> None:
+    source = "import torch\nscaler = torch.cpu.amp.GradScaler()\nx = torch.load('a.pt')\n"
+    en = lint_source(source, lang="en")
+    zh = lint_source(source, lang="zh")
+    assert [f.rule for f in en] == [f.rule for f in zh] == ["PTT002", "PTT011"]
+    assert (
+        en[0].message
+        == '`torch.cpu.amp.GradScaler` is deprecated: use `torch.amp.GradScaler("cpu", ...)`'
+    )
+    assert zh[0].message.startswith("`torch.cpu.amp.GradScaler` ") and _CJK.search(zh[0].message)
+    assert (
+        '"cpu"' in zh[0].message and not _CJK.search(en[1].message) and _CJK.search(zh[1].message)
+    )
 
 
 # --- proven by the tips' own code -----------------------------------------------------------
@@ -117,7 +184,6 @@ BEFORE_SHOWS_ANOTHER_PATTERN = {
     "PTT010": "before leaves the function uncompiled; TorchScript is a caveat",
     "PTT011": "before already loads with weights_only=True; it saves the whole model (PTT012)",
     "PTT016": "before does not train on CUDA, where the rule applies",
-    "PTT017": "before picks CUDA only when available: not certain to train on CUDA",
     "PTT019": "before is a single process (no process group)",
     "PTT021": "before reads the loss with .item() (PTT020)",
     "PTT022": "as PTT021",
@@ -129,6 +195,8 @@ BEFORE_SHOWS_ANOTHER_PATTERN = {
     "PTT045": "the tip has no before snippet",
     "PTT046": "before sets cudnn.deterministic without benchmark (PTT047)",
     "PTT049": "before evaluates one batch, not a loop",
+    "PTT052": "before reads .item() every step; an explicit synchronize is in the prose",
+    "PTT054": "before pins nothing (PTT017); non_blocking without pinning is its point",
 }
 
 #: Findings in other tips' *after* snippets that are real: those records should change
@@ -358,6 +426,32 @@ FIX_CASES: dict[str, FixCase] = {
             "assert positions.tolist() == list(range(256))\n"
         ),
     ),
+    "PTT054": FixCase(
+        code=(
+            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "data = TensorDataset(torch.arange(12.0).view(6, 2), torch.arange(6))\n"
+            "loader = DataLoader(data, batch_size=2, pin_memory=torch.cuda.is_available())\n"
+            "model = torch.nn.Linear(2, 1).to(device)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
+            "def train(loader):\n    seen = []\n    for x, y in loader:\n        x = x.to(device)\n"
+            "        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n"
+            "        seen.append(x)\n    return seen\n\n\nseen = train(loader)\n"
+        ),
+        checks=(
+            "from torch.overrides import TorchFunctionMode\n\n\n"
+            "class RecordCopies(TorchFunctionMode):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.flags = []\n\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+            "        if getattr(func, '__name__', '') == 'to':\n"
+            "            self.flags.append((kwargs or {}).get('non_blocking', False))\n"
+            "        return func(*args, **(kwargs or {}))\n\n\n"
+            "# the batches arrive unchanged...\n"
+            "assert torch.equal(torch.cat([t.cpu() for t in seen]), torch.arange(12.0).view(6, 2))\n"
+            "# ...and every copy of a batch is now non-blocking\n"
+            "with RecordCopies() as rec:\n    train(loader)\n"
+            "assert rec.flags and all(rec.flags), rec.flags\n"
+        ),
+    ),
     "PTT032": FixCase(
         code=(
             "import torch\nfrom torch import nn\n\nmodel = nn.Linear(4, 4)\n"
@@ -387,9 +481,10 @@ def test_safe_fix_runs_and_passes_checks(code: str) -> None:
     if source.startswith("<before:"):
         source = _before(source.removeprefix("<before:").removesuffix(">"))
     assert code in _codes(lint_source(source, rules=[rule]))
-    fixed, count = fix_source(source, rules=[rule])
+    unsafe = rule.fix_safety == "unsafe"
+    fixed, count = fix_source(source, rules=[rule], unsafe=unsafe)
     assert count >= 1 and fixed != source
-    assert code not in {f.rule for f in lint_source(fixed, rules=[rule]) if f.fixable}
+    assert code not in {f.rule for f in lint_source(fixed, rules=[rule]) if f.edits}
     checks = case.checks
     if case.deprecated:
         checks = f"ORIGINAL = {source!r}\n{_ORIGINAL_WARNS}\n{checks}"
@@ -400,7 +495,8 @@ def test_safe_fix_runs_and_passes_checks(code: str) -> None:
 # --- the command line: bad input ------------------------------------------------------------
 
 TEXT_LINE = re.compile(
-    r"^(?P<path>.+):(?P<line>\d+):(?P<col>\d+): (?P<code>PTT\d{3}) (?P<msg>.+) \(tip: (?P<tip>[a-z0-9-]+)\)$"
+    r"^(?P<path>.+):(?P<line>\d+):(?P<col>\d+): (?P<code>PTT\d{3}) \[(?P<severity>[^\]]+)\] "
+    r"(?P<msg>.+) \(tip: (?P<tip>[a-z0-9-]+)\)$"
 )
 BAD_LOAD = 'import torch\nstate = torch.load("ckpt.pt")\n'
 
@@ -481,11 +577,23 @@ def test_text_format(tmp_path: Path) -> None:
     *lines, last = proc.stdout.splitlines()
     matches = [TEXT_LINE.match(line) for line in lines]
     assert all(matches), lines
-    assert [(m["line"], m["col"], m["code"], m["tip"]) for m in matches if m] == [
-        ("2", "9", "PTT011", "save-load-state-dict"),
-        ("3", "1", "PTT012", "save-load-state-dict"),
+    assert [(m["line"], m["col"], m["code"], m["severity"], m["tip"]) for m in matches if m] == [
+        ("2", "9", "PTT011", "error", "save-load-state-dict"),
+        ("3", "1", "PTT012", "error", "save-load-state-dict"),
     ]
-    assert last == "Found 2 findings in 1 of 1 file (1 fixable with --fix)."
+    # the weights_only fix is unsafe: counted, but not as fixable by --fix alone
+    assert last == "Found 2 findings in 1 of 1 file (1 more with --fix --unsafe-fixes)."
+
+
+def test_text_format_in_chinese(tmp_path: Path) -> None:
+    path = _write(tmp_path, "train.py", BAD_LOAD + "torch.save(model, 'm.pt')\n")
+    proc = run_cli("lint", str(path), "--lang", "zh")
+    assert proc.returncode == 1
+    *lines, last = proc.stdout.splitlines()
+    matches = [TEXT_LINE.match(line) for line in lines]
+    assert all(matches) and [m["severity"] for m in matches if m] == ["错误", "错误"]
+    assert all(_CJK.search(m["msg"]) for m in matches if m)
+    assert _CJK.search(last) and "2" in last
 
 
 def test_json_format(tmp_path: Path) -> None:
@@ -493,7 +601,17 @@ def test_json_format(tmp_path: Path) -> None:
     proc = run_cli("lint", str(path), "--format", "json")
     assert proc.returncode == 1
     (item,) = json.loads(proc.stdout)
-    assert list(item) == ["path", "line", "column", "rule", "tip", "message", "severity", "fixable"]
+    assert list(item) == [
+        "path",
+        "line",
+        "column",
+        "rule",
+        "tip",
+        "message",
+        "severity",
+        "fixable",
+        "fix",
+    ]
     assert item | {"message": ""} == {
         "path": str(path),
         "line": 2,
@@ -502,7 +620,8 @@ def test_json_format(tmp_path: Path) -> None:
         "tip": "save-load-state-dict",
         "message": "",
         "severity": "error",
-        "fixable": True,
+        "fixable": False,  # only with --unsafe-fixes
+        "fix": "unsafe",
     }
 
 
@@ -526,8 +645,9 @@ def test_sarif_format(tmp_path: Path) -> None:
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == [r.code for r in RULES]
     for rule, descriptor in zip(RULES, rules, strict=True):
-        assert descriptor["helpUri"] == f"{site_url()}tips/{rule.tip}/"
-        assert descriptor["shortDescription"]["text"] == rule.message
+        assert descriptor["helpUri"] == f"{site_url()}lint/rules/{rule.code}/"
+        assert f"{site_url()}tips/{rule.tip}/" in descriptor["help"]["text"]
+        assert descriptor["shortDescription"]["text"] == rule.message_in("en")
         assert descriptor["fullDescription"]["text"] == rule.description()
         assert descriptor["defaultConfiguration"]["level"] in {"error", "warning", "note"}
     (result,) = run["results"]
@@ -592,11 +712,20 @@ def test_fix_and_diff(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8") == source  # --diff writes nothing
     assert f"--- {path}" in proc.stdout and f"+++ {path}" in proc.stdout
     assert '+scaler = torch.amp.GradScaler("cuda")' in proc.stdout
+    assert "weights_only" not in proc.stdout  # unsafe: not without --unsafe-fixes
+    assert "Would fix 1 finding in 1 file." in proc.stderr
+    proc = run_cli("lint", str(tmp_path), "--diff", "--unsafe-fixes")
     assert "+state = torch.load('ckpt.pt', weights_only=True)" in proc.stdout
-    assert "Would fix 2 finding(s) in 1 file(s)." in proc.stderr
+    assert "Would fix 2 findings in 1 file." in proc.stderr
 
     proc = run_cli("lint", str(tmp_path), "--fix")
-    assert proc.returncode == 1  # the whole-model save has no safe fix
+    assert proc.returncode == 1  # the whole-model save has no fix, the load only an unsafe one
+    assert path.read_text(encoding="utf-8") == source.replace(
+        "torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")'
+    )
+    assert "Fixed 1 finding." in proc.stdout and "1 more with --fix --unsafe-fixes" in proc.stdout
+    proc = run_cli("lint", str(tmp_path), "--fix", "--unsafe-fixes")
+    assert proc.returncode == 1  # the whole-model save has no fix
     fixed = path.read_text(encoding="utf-8")
     assert fixed == (
         'import torch\n\nscaler = torch.amp.GradScaler("cuda")\n'
@@ -604,17 +733,17 @@ def test_fix_and_diff(tmp_path: Path) -> None:
     )
     assert oct(path.stat().st_mode & 0o777) == oct(0o640)
     assert broken.read_text(encoding="utf-8").endswith("def f(:\n")  # never rewritten
-    assert "PTT012" in proc.stdout and "Fixed 2 findings." in proc.stdout
+    assert "PTT012" in proc.stdout and "Fixed 1 finding." in proc.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.py", "train.py"]  # no temp files
 
-    proc = run_cli("lint", str(path), "--diff")
+    proc = run_cli("lint", str(path), "--diff", "--unsafe-fixes")
     assert proc.returncode == 0 and proc.stdout == ""
 
 
 def test_fix_keeps_a_declared_encoding(tmp_path: Path) -> None:
     source = "# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nx = torch.load('a.pt')\n"
     path = _write(tmp_path, "old.py", source.encode("latin-1"))
-    assert run_cli("lint", str(path), "--fix").returncode == 0
+    assert run_cli("lint", str(path), "--fix", "--unsafe-fixes").returncode == 0
     assert path.read_bytes() == source.replace("'a.pt')", "'a.pt', weights_only=True)").encode(
         "latin-1"
     )
@@ -657,8 +786,14 @@ def test_lint_page(lang: str) -> None:
     text = page_markdown(lang)
     assert "{{" not in text and "{%" not in text
     for rule in RULES:
-        row = next(line for line in text.splitlines() if line.startswith(f"| `{rule.code}` |"))
+        row = next(
+            line
+            for line in text.splitlines()
+            if line.startswith(f"| [`{rule.code}`](lint/rules/{rule.code}.md) |")
+        )
         assert f"](tips/{rule.tip}.md)" in row
         assert _tips()[rule.tip].title.get(lang) in row
+        assert rule.message_in(lang).replace("|", "\\|") in row
     assert "id: pytorch-tips-lint" in text
-    assert text.count("| `PTT") == len(RULES)
+    assert text.count("| [`PTT") == len(RULES)
+    assert "[tool.pytorch-tips.lint]" in text and "--unsafe-fixes" in text

@@ -36,11 +36,13 @@ def test_snippet_downloads_resolve(built_site: Path) -> None:
 
 
 def test_search_has_one_index_per_language_holding_the_tips(built_site: Path) -> None:
+    from generator.lint import RULES
     from generator.records.problems import load_entry_points
     from generator.site.search import GUIDE_PAGES
 
     problems = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems
-    pages = len(TIPS) + len(problems) + len(GUIDE_PAGES)  # tips, problem pages, guides
+    # tips, problem pages, guides, and one page per lint rule (found by its code)
+    pages = len(TIPS) + len(problems) + len(GUIDE_PAGES) + len(RULES)
     for lang, bundle in (("en", built_site / "pagefind"), ("zh", built_site / "zh" / "pagefind")):
         entry = json.loads((bundle / "pagefind-entry.json").read_text(encoding="utf-8"))
         assert list(entry["languages"]) == [lang], entry["languages"]
@@ -53,6 +55,10 @@ def test_search_has_one_index_per_language_holding_the_tips(built_site: Path) ->
     assert '<span data-pagefind-meta="id">gradient accumulation</span>' in tip
     catalog = (built_site / "catalog" / "index.html").read_text(encoding="utf-8")
     assert "data-pagefind-body" not in catalog  # list pages stay out of the index
+    for folder in (built_site, built_site / "zh"):
+        rule = (folder / "lint" / "rules" / "PTT020" / "index.html").read_text(encoding="utf-8")
+        assert 'data-pagefind-body data-pagefind-filter="kind:guide"' in rule
+        assert "PTT020" in rule and "../../../tips/avoid-cpu-gpu-syncs/" in rule
 
 
 _CJK_CHAR = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"

@@ -1,27 +1,70 @@
 """Every lint rule, in code order. One class per rule, grouped by topic:
 
-* `.stale`: deprecated and legacy APIs (``torch.cuda.amp``, ``Variable``, ...);
+* `.amp`: mixed precision (the deprecated ``torch.cuda.amp`` namespace, half-precision models);
+* `.stale`: other deprecated APIs that warn (``clip_grad_norm``, TorchScript, memory stats);
+* `.legacy`: habits from before PyTorch 0.4 (``Variable``, ``.data``, typed tensor classes);
 * `.checkpoint`: saving and loading;
-* `.data`: tensors made from data, data loading;
-* `.loop`: what a training loop does every step;
+* `.tensors`: tensors made from NumPy data and factory functions;
+* `.data`: data loading;
+* `.sync`: host-device synchronisations on every step;
+* `.loop`: what else a training loop keeps or does every step;
+* `.accumulate`: gradient accumulation;
 * `.order`: the order of the calls of a step;
+* `.gan`: generator and discriminator steps;
 * `.model`: how models are built, wrapped and initialised;
 * `.forward`: what the forward pass computes and keeps for backward;
-* `.runtime`: global switches, profiling and timing.
+* `.runtime`: global switches, debugging aids and evaluation modes;
+* `.timing`: profiling and timing.
+
+`.steps` holds what the every-step rules share.
 
 Codes are stable: a removed rule's code is never given to another rule.
 """
 
 from __future__ import annotations
 
-from generator.lint.rules import checkpoint, data, forward, loop, model, order, runtime, stale
+from generator.lint.rules import (
+    accumulate,
+    amp,
+    checkpoint,
+    data,
+    forward,
+    gan,
+    legacy,
+    loop,
+    model,
+    order,
+    runtime,
+    stale,
+    sync,
+    tensors,
+    timing,
+)
 from generator.lint.rules.base import Rule
+
+MODULES = (
+    amp,
+    stale,
+    legacy,
+    checkpoint,
+    tensors,
+    data,
+    sync,
+    loop,
+    accumulate,
+    order,
+    gan,
+    model,
+    forward,
+    runtime,
+    timing,
+)
 
 
 def _collect() -> tuple[type[Rule], ...]:
     found = [
         obj
-        for module in (stale, checkpoint, data, loop, order, model, forward, runtime)
+        for module in MODULES
         for obj in vars(module).values()
         if isinstance(obj, type)
         and issubclass(obj, Rule)

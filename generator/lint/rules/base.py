@@ -1,11 +1,13 @@
 """The base class of every lint rule, and what a rule reports.
 
 A rule is a small class in the style of Fixit 2's ``LintRule``: a stable ``code``, a
-``severity``, a one-line ``message``, the ``tip`` it enforces (``tips/<tip>.yaml``), whether
-it can fix what it finds, and ``VALID`` / ``INVALID`` example code that the test suite runs
-(``tests/lint/test_lint.py``). Its docstring says why the pattern is a problem; the rule table
-of the site is generated from these attributes. `Rule.check` receives the analysed
-file (`generator.lint.analysis.Context`) and yields `Report` objects.
+``severity``, a one-line ``message`` (in English and Chinese), the ``tip`` it enforces
+(``tips/<tip>.yaml``), whether it can fix what it finds and how safely, and ``VALID`` /
+``INVALID`` example code that the test suite runs (``tests/lint/test_lint.py``). Its docstring
+(and ``why_zh``) says why the pattern is a problem. These attributes are the one source of the
+rule's text wherever it appears: the CLI's findings and ``--explain``, the rule table and the
+rule pages of the site, SARIF. `Rule.check` receives the analysed file
+(`generator.lint.analysis.Context`) and yields `Report` objects.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ if TYPE_CHECKING:
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+#: How a fix may be applied, as in ruff: ``safe`` fixes keep the program's behaviour and
+#: ``--fix`` applies them; ``unsafe`` ones may change it and need ``--unsafe-fixes`` too.
+Applicability = Literal["safe", "unsafe"]
+LANGS = ("en", "zh")
 
 
 @dataclass(frozen=True)
@@ -35,20 +41,26 @@ class Edit:
 
 @dataclass(frozen=True)
 class Invalid:
-    """An INVALID example; ``fixed`` is the code after ``--fix`` where the rule fixes it."""
+    """An INVALID example; ``fixed`` is the code after ``--fix`` where the rule fixes it, and
+    ``instead`` the code to write instead where it does not (the rule's page and
+    ``--explain`` show the pair; the tests check that the rule is silent on it)."""
 
     code: str
     fixed: str | None = None
+    instead: str | None = None
 
 
 @dataclass
 class Report:
     """One finding of a rule at ``node`` (its first line and column), with an optional fix
-    (edits applied together) and an optional message that replaces the rule's own."""
+    (edits applied together). ``args`` fill the ``{placeholders}`` of the rule's messages in
+    every language (the rule's ``message_args`` are the defaults)."""
 
     node: ast.AST
     edits: list[Edit] = field(default_factory=list)
-    message: str | None = None
+    args: dict[str, str] = field(default_factory=dict)
+    #: A key of the rule's ``variants``: another wording of the message for this finding.
+    variant: str | None = None
 
 
 class Rule:
@@ -61,14 +73,27 @@ class Rule:
     #: ``error`` (correctness, security), ``warning`` (performance), ``info`` (depends on
     #: context).
     severity: ClassVar[Severity]
-    #: What is wrong, in one line.
+    #: What is wrong, in one line; ``{name}`` placeholders are filled from a report's ``args``
+    #: (``message_args`` gives the values shown where no finding is at hand: docs, SARIF).
     message: ClassVar[str]
+    #: The same line in Chinese (terms as in ``tips/_glossary.yaml``), same placeholders.
+    message_zh: ClassVar[str]
+    message_args: ClassVar[dict[str, str]] = {}
+    #: Other wordings of the message for some findings: key -> (English, Chinese).
+    variants: ClassVar[dict[str, tuple[str, str]]] = {}
+    #: Why the pattern is a problem, in Chinese: the docstring's counterpart.
+    why_zh: ClassVar[str]
     #: The id of the tip this rule enforces: ``tips/<tip>.yaml``.
     tip: ClassVar[str]
-    #: Whether the rule can fix some of its findings, and how safely: ``safe`` fixes keep the
-    #: program's behaviour and are applied by ``--fix``; ``unsafe`` fixes are never applied.
+    #: Whether the rule runs without ``--select``; an opt-in rule (False) runs only when a
+    #: selection names it (its code, a prefix of it, or ``ALL``).
+    default: ClassVar[bool] = True
+    #: Whether the rule can fix some of its findings, and how safely (`Applicability`).
     fixable: ClassVar[bool] = False
-    fix_safety: ClassVar[Literal["safe", "unsafe"] | None] = None
+    fix_safety: ClassVar[Applicability | None] = None
+    #: What the fix does and, for an unsafe one, what it can change (English, Chinese).
+    fix_note: ClassVar[str] = ""
+    fix_note_zh: ClassVar[str] = ""
     #: Code the rule must not report, and code it must report (with the fixed code).
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[str | Invalid, ...]] = ()
@@ -81,6 +106,24 @@ class Rule:
     def description(cls) -> str:
         """The rule's docstring as one paragraph: why the pattern is a problem."""
         return " ".join((cls.__doc__ or "").split())
+
+    @classmethod
+    def why(cls, lang: str = "en") -> str:
+        """Why the pattern is a problem, in ``lang``."""
+        return cls.description() if lang == "en" else cls.why_zh.strip()
+
+    @classmethod
+    def message_in(
+        cls, lang: str = "en", args: dict[str, str] | None = None, variant: str | None = None
+    ) -> str:
+        """The message in ``lang`` (``en`` or ``zh``), or its ``variant``, with its placeholders
+        filled from ``args`` over the defaults of ``message_args``."""
+        if variant is not None:
+            template = cls.variants[variant][0 if lang == "en" else 1]
+        else:
+            template = cls.message if lang == "en" else cls.message_zh
+        values = cls.message_args | (args or {})
+        return template.format(**values) if values else template
 
     @classmethod
     def invalid_examples(cls) -> list[Invalid]:

@@ -7,7 +7,14 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule, add_keyword
-from generator.lint.syntax import has_star_kwargs, is_const, kwarg, method_name, receiver
+from generator.lint.syntax import (
+    has_star_kwargs,
+    is_const,
+    kwarg,
+    last_name,
+    method_name,
+    receiver,
+)
 
 _LOAD = ("torch.load", "torch.serialization.load")
 _SAVE = ("torch.save", "torch.serialization.save")
@@ -21,6 +28,47 @@ _WRAPPERS = {
 }
 
 
+_SAFE_GLOBALS = {"torch.serialization.safe_globals", "torch.serialization.add_safe_globals"}
+#: Functions that return their module argument, a copy of it or the module it wraps.
+_UNWRAP = {"deepcopy", "de_parallel", "unwrap_model", "unwrap"}
+#: Methods that return the module they are called on (or a copy): still a whole module.
+_MODULE_CHAIN = {"half", "float", "bfloat16", "double", "to", "cpu", "cuda", "eval", "train"}
+
+
+def saved_values(ctx: Context) -> list[tuple[ast.AST, ast.AST]]:
+    """(where to report, what is saved) for each ``torch.save``, and for each call of a helper
+    of this file that saves one of its parameters (``save_checkpoint(state, path)``): the
+    argument passed for that parameter. A saved parameter stays a name (`expand` does not
+    follow it to assignments elsewhere)."""
+    out: list[tuple[ast.AST, ast.AST]] = []
+    helpers: dict[str, int] = {}
+    for call in ctx.calls(*_SAVE):
+        if not call.args:
+            continue
+        func = ctx.enclosing_function(call)
+        obj = call.args[0]
+        if func is not None and isinstance(obj, ast.Name):
+            params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+            if obj.id in params:  # a helper that saves what it is given: see its callers too
+                helpers[func.name] = params.index(obj.id) - (params[:1] == ["self"])
+                obj = ast.Name(id=obj.id, ctx=ast.Load())  # a parameter: not to be expanded
+        out.append((call, obj))
+    for name, index in helpers.items():
+        for call in ctx.by_type[ast.Call]:
+            assert isinstance(call, ast.Call)
+            if last_name(call.func) == name and 0 <= index < len(call.args):
+                out.append((call, call.args[index]))
+    return out
+
+
+def expand(ctx: Context, value: ast.AST) -> list[ast.AST]:
+    """``value``, and the values assigned to it when it is a name of the file (one variable
+    followed; a helper's parameter, which `saved_values` detaches from the tree, is not)."""
+    if isinstance(value, ast.Name) and value.id in ctx.assignments and value in ctx.parents:
+        return [value, *ctx.assignments[value.id]]
+    return [value]
+
+
 class TorchLoadWeightsOnly(Rule):
     """`torch.load` unpickles: with `weights_only=False` a checkpoint file can run arbitrary
     code when it is loaded. Since PyTorch 2.6 `weights_only=True` is the default, which
@@ -31,12 +79,33 @@ class TorchLoadWeightsOnly(Rule):
     name = "torch-load-weights-only"
     severity = "error"
     message = "`torch.load` without `weights_only=True`: pass it, and save state dicts"
+    message_zh = "`torch.load` 没有传 `weights_only=True`：请显式传入，并只保存 state dict"
+    why_zh = (
+        "`torch.load` 会反序列化 pickle：如果 `weights_only=False`，加载检查点文件时就可能执行其中的"
+        "任意代码。从 PyTorch 2.6 起 `weights_only=True` 已是默认值，只加载张量、state dict 和普通容器；"
+        "把它显式写出来，代码在每个版本上都安全，意图也一目了然。在"
+        " `torch.serialization.safe_globals(...)` 里加载（或文件调用了 `add_safe_globals`）说明已经按"
+        " `weights_only` 的方式加载，不再报告。"
+    )
     tip = "save-load-state-dict"
     fixable = True
-    fix_safety = "safe"
+    fix_safety = "unsafe"
+    fix_note = (
+        "It adds `weights_only=True`. On torch 2.6 and later that is already the default, so "
+        "nothing changes; on torch 2.5 and earlier it makes `torch.load` refuse checkpoints that "
+        "hold arbitrary Python objects, which loaded before."
+    )
+    fix_note_zh = (
+        "修复会加上 `weights_only=True`。在 torch 2.6 及以后的版本中这本来就是默认值，行为不变；"
+        "在 torch 2.5 及更早的版本中，`torch.load` 会因此拒绝含有任意 Python 对象的检查点，而这些"
+        "检查点原本可以加载。"
+    )
     VALID = (
         'import torch\nstate = torch.load("ckpt.pt", map_location="cpu", weights_only=True)\n',
         "import torch\nstate = torch.load(path, **load_kwargs)\n",
+        # the code already relies on weights_only loading (the default since torch 2.6)
+        "import torch\nwith torch.serialization.safe_globals([Config]):\n"
+        "    state = torch.load(path)\n",
     )
     # (a call with `pickle_module=` is reported without a fix: weights_only refuses it)
     INVALID = (
@@ -53,7 +122,19 @@ class TorchLoadWeightsOnly(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
+        if ctx.calls("torch.serialization.add_safe_globals"):
+            return
         for call in ctx.calls(*_LOAD):
+            if any(
+                isinstance(a, ast.With)
+                and any(
+                    isinstance(i.context_expr, ast.Call)
+                    and ctx.qualname(i.context_expr.func) in _SAFE_GLOBALS
+                    for i in a.items
+                )
+                for a in ctx.ancestors(call)
+            ):
+                continue
             if (
                 kwarg(call, "weights_only") is None
                 and not has_star_kwargs(call)
@@ -75,31 +156,69 @@ class SaveWholeModel(Rule):
     name = "save-whole-model"
     severity = "error"
     message = "`torch.save` of a whole module: save `model.state_dict()` instead"
+    message_zh = "`torch.save` 保存了整个模块：请改为保存 `model.state_dict()`"
+    why_zh = (
+        "`torch.save(model)` 会 pickle 整个模块对象，加载时要求同一个类位于同一个导入路径，还必须用"
+        " `weights_only=False`，而这可能执行文件里的代码。请保存 `model.state_dict()`（以及优化器的），"
+        '加载时先用代码重建模型。检查点字典里的模块（`{"model": deepcopy(model).half()}`）、先赋给'
+        "变量再保存的字典，以及经由本文件中的保存函数写出的对象，也都会检查。"
+    )
     tip = "save-load-state-dict"
     VALID = (
         'import torch\ntorch.save(model.state_dict(), "model.pt")\n',
         'import torch\ntorch.save({"model": model.state_dict(), "step": step}, path)\n',
         "import copy\nimport torch\nbest_model = copy.deepcopy(model.state_dict())\n"
         "torch.save(best_model, 'best.pt')\n",
+        "import torch\n\ndef save_checkpoint(state, path):\n    torch.save(state, path)\n\n"
+        "save_checkpoint({'model': model.state_dict(), 'epoch': 3}, 'ckpt.pt')\n",
     )
     INVALID = (
         'import torch\ntorch.save(model, "model.pt")\n',
         "import torch\nfrom torch import nn\nlayer = nn.Linear(4, 4)\ntorch.save(layer, buffer)\n",
         'import torch\ntorch.save(self.model, "model.pt")\n',
+        # a module inside the checkpoint dict, built in a variable first
+        "import torch\nfrom copy import deepcopy\n"
+        "ckpt = {'epoch': epoch, 'model': deepcopy(model).half(), 'optimizer': opt.state_dict()}\n"
+        "torch.save(ckpt, last)\n",
+        "import torch\nfrom copy import deepcopy\n"
+        "torch.save({'model': deepcopy(de_parallel(model)).half(), 'epoch': epoch}, best)\n",
+        # through a helper of the same file
+        "import torch\n\ndef save(obj, path):\n    torch.save(obj, path)\n\n"
+        "save({'net': net, 'epoch': 3}, 'ckpt.pt')\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for call in ctx.calls(*_SAVE):
-            obj = call.args[0] if call.args else None
-            if not isinstance(obj, ast.Name | ast.Attribute) or not ctx.name_is_module(obj):
-                continue
-            if isinstance(obj, ast.Name) and any(
+        for where, obj in saved_values(ctx):
+            if any(self._holds_module(ctx, v) for v in expand(ctx, obj)):
+                yield Report(where)
+
+    @classmethod
+    def _holds_module(cls, ctx: Context, value: ast.AST) -> bool:
+        """A module, or a dict literal with a module among its values."""
+        if isinstance(value, ast.Dict):
+            return any(v is not None and cls._is_module(ctx, v) for v in value.values)
+        return cls._is_module(ctx, value)
+
+    @staticmethod
+    def _is_module(ctx: Context, node: ast.AST) -> bool:
+        """``model``, ``self.model``, ``deepcopy(model).half()`` (not ``model.state_dict()``)."""
+        while isinstance(node, ast.Call):
+            if method_name(node) in _MODULE_CHAIN:
+                node = receiver(node)  # type: ignore[assignment]
+            elif last_name(node.func) in _UNWRAP and len(node.args) == 1:
+                node = node.args[0]
+            else:
+                return False
+        if not isinstance(node, ast.Name | ast.Attribute) or not ctx.name_is_module(node):
+            return False
+        return not (
+            isinstance(node, ast.Name)
+            and any(
                 isinstance(n, ast.Call) and method_name(n) == "state_dict"
-                for value in ctx.assignments.get(obj.id, ())
+                for value in ctx.assignments.get(node.id, ())
                 for n in ast.walk(value)
-            ):
-                continue  # best_model = copy.deepcopy(model.state_dict())
-            yield Report(call)
+            )
+        )  # best_model = copy.deepcopy(model.state_dict())
 
 
 class SaveWrapperStateDict(Rule):
@@ -112,6 +231,13 @@ class SaveWrapperStateDict(Rule):
     name = "save-wrapper-state-dict"
     severity = "info"
     message = "state dict of a DDP/compile wrapper: its keys carry a `module.`/`_orig_mod.` prefix; save the unwrapped model's"
+    message_zh = "保存的是 DDP/compile 包装器的 `state_dict()`：键带有 `module.`/`_orig_mod.` 前缀；请改为保存未包装模型的 `state_dict()`"
+    why_zh = (
+        "`DistributedDataParallel`、`DataParallel` 或 `torch.compile` 包装器的 `state_dict()` 会给每个"
+        "键加上前缀（`module.`、`_orig_mod.`），因此不能直接加载到普通模型中。请保存未包装模型的 state"
+        " dict（`ddp_model.module`、`compiled._orig_mod`）。先放进变量再保存的检查点字典，以及经由本文件"
+        "中的保存函数写出的字典，也都会检查。"
+    )
     tip = "save-unwrapped-model"
     VALID = (
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
@@ -121,20 +247,28 @@ class SaveWrapperStateDict(Rule):
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
         'ddp_model = DDP(model)\ntorch.save(ddp_model.state_dict(), "m.pt")\n',
         'import torch\ncompiled = torch.compile(model)\ntorch.save({"model": compiled.state_dict()}, p)\n',
+        # through one variable and a helper, as pytorch-cifar and ImageNet scripts write it
+        "import torch\nfrom torch import nn\nnet = nn.DataParallel(net)\n"
+        "state = {'net': net.state_dict(), 'acc': acc}\ntorch.save(state, './ckpt.pth')\n",
+        "import torch\n\ndef save_checkpoint(state, filename):\n    torch.save(state, filename)\n\n"
+        "model = torch.nn.parallel.DistributedDataParallel(model)\n"
+        "save_checkpoint({'state_dict': model.state_dict(), 'epoch': epoch}, 'ckpt.pth')\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for call in ctx.calls(*_SAVE):
-            if not call.args:
-                continue
-            for node in ast.walk(call.args[0]):
-                if (
-                    isinstance(node, ast.Call)
-                    and method_name(node) == "state_dict"
-                    and isinstance(receiver(node), ast.Name)
-                    and ctx.assigned_from(receiver(node).id, _WRAPPERS)  # type: ignore[union-attr]
-                ):
-                    yield Report(node)
+        seen: set[ast.AST] = set()
+        for _, obj in saved_values(ctx):
+            for value in expand(ctx, obj):
+                for node in ast.walk(value):
+                    if (
+                        node not in seen
+                        and isinstance(node, ast.Call)
+                        and method_name(node) == "state_dict"
+                        and isinstance(receiver(node), ast.Name)
+                        and ctx.assigned_from(receiver(node).id, _WRAPPERS)  # type: ignore[union-attr]
+                    ):
+                        seen.add(node)
+                        yield Report(node)
 
 
 class SaveOnEveryRank(Rule):
@@ -146,6 +280,12 @@ class SaveOnEveryRank(Rule):
     name = "save-on-every-rank"
     severity = "info"
     message = "`torch.save` runs on every rank: save on rank 0 only"
+    message_zh = "`torch.save` 在每个 rank 上都会执行：只在 rank 0 上保存"
+    why_zh = (
+        "多进程任务中，每个 rank 都运行同一份代码：没有条件保护的 `torch.save` 会让所有进程同时写同一个"
+        "文件（浪费 I/O，在共享存储上还可能写出损坏的文件）。只在 rank 0 上保存，然后在任何进程读取这个"
+        "文件之前调用 `barrier()`。"
+    )
     tip = "rank-zero-logging-saving"
     VALID = (
         "import torch\nimport torch.distributed as dist\ndist.init_process_group('nccl')\n"
@@ -155,10 +295,16 @@ class SaveOnEveryRank(Rule):
         "torch.save(model.state_dict(), 'm.pt')\n",
     )
     INVALID = (
-        "import torch\nimport torch.distributed as dist\n\ndef main():\n"
-        "    dist.init_process_group('nccl')\n    train()\n"
-        "    torch.save(model.state_dict(), 'm.pt')\n\n"
-        "if __name__ == '__main__':\n    main()\n",
+        Invalid(
+            "import torch\nimport torch.distributed as dist\n\ndef main():\n"
+            "    dist.init_process_group('nccl')\n    train()\n"
+            "    torch.save(model.state_dict(), 'm.pt')\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+            instead="import torch\nimport torch.distributed as dist\n\ndef main():\n"
+            "    dist.init_process_group('nccl')\n    train()\n    if dist.get_rank() == 0:\n"
+            "        torch.save(model.state_dict(), 'm.pt')\n    dist.barrier()\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+        ),
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:

@@ -1,4 +1,4 @@
-"""What the forward pass computes, in which precision, and what it keeps for backward."""
+"""What the forward pass computes and what it keeps for backward."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
-from generator.lint.rules.base import Report, Rule
-from generator.lint.rules.model import _is_module_call
+from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.syntax import has_star_kwargs, is_const, kwarg, method_name, receiver
 
 _SAVES_OUTPUT = {
@@ -72,14 +71,25 @@ class InplaceOnSavedOutput(Rule):
     message = (
         "in-place change of an output that autograd saved for backward: use the out-of-place op"
     )
+    message_zh = "对自动求导为反向传播保存的输出做了原地修改：请改用非原地的运算"
+    why_zh = (
+        "`sigmoid`、`tanh`、`exp`、`softmax` 和 `relu` 会为反向传播保存自己的*输出*。原地修改这个输出"
+        "（`g.mul_(...)`、`g += ...`）会覆盖反向传播需要的值，`backward()` 随即报错：“one of the variables"
+        " needed for gradient computation has been modified by an inplace operation”。请改用非原地的写法。"
+    )
     tip = "inplace-operations"
     VALID = (
         "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
         "        g = torch.sigmoid(x)\n        out = g * x\n        out += x\n        return out\n",
     )
     INVALID = (
-        "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
-        "        g = torch.sigmoid(self.gate(x))\n        g.mul_(self.proj(x))\n        return g\n",
+        Invalid(
+            "import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n    def forward(self, x):\n"
+            "        g = torch.sigmoid(self.gate(x))\n        g.mul_(self.proj(x))\n        return g\n",
+            instead="import torch\nfrom torch import nn\n\nclass Gate(nn.Module):\n"
+            "    def forward(self, x):\n        g = torch.sigmoid(self.gate(x))\n"
+            "        return g * self.proj(x)\n",
+        ),
         "import torch.nn.functional as F\nfrom torch import nn\n\nclass Block(nn.Module):\n"
         "    def forward(self, x):\n        out = F.relu(self.conv(x))\n        out += x\n        return out\n",
     )
@@ -133,6 +143,12 @@ class ManualAttention(Rule):
     name = "manual-attention"
     severity = "warning"
     message = "hand-written attention: use `torch.nn.functional.scaled_dot_product_attention`"
+    message_zh = "手写的注意力：请改用 `torch.nn.functional.scaled_dot_product_attention`"
+    why_zh = (
+        "手写的注意力（`softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v`）要多次读写完整的 L x L 分数矩阵，"
+        "还要为反向传播保存它。`F.scaled_dot_product_attention` 会选用融合的 kernel（FlashAttention、"
+        "memory-efficient、cuDNN），从不把这个矩阵完整地存下来，并通过 `is_causal=True` 支持因果掩码。"
+    )
     tip = "sdpa-attention"
     VALID = (
         "import torch.nn.functional as F\n\ndef attention(q, k, v):\n"
@@ -189,71 +205,6 @@ class ManualAttention(Rule):
         )
 
 
-_LOW = {"torch.float16", "torch.half", "torch.bfloat16"}
-
-
-class HalfModelTraining(Rule):
-    """Casting the model itself to fp16/bf16 (`model.half()`, `model.to(torch.bfloat16)`)
-    puts the weights, the gradients and every optimizer update in low precision: updates
-    smaller than half a unit in the last place are rounded away and those weights stop
-    moving. Keep the weights in float32 and run the forward pass under `torch.autocast`."""
-
-    code = "PTT044"
-    name = "half-model-training"
-    severity = "warning"
-    message = (
-        "model cast to fp16/bf16 before training: keep float32 weights and use `torch.autocast`"
-    )
-    tip = "autocast-mixed-precision"
-    VALID = (
-        "import torch\nfor x in data:\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
-        "        loss = model(x).sum()\n    loss.backward()\n    optimizer.step()\n"
-        "model.half()\n",
-        "import torch\nx = x.to(torch.bfloat16)\nfor b in data:\n    model(b).sum().backward()\n",
-    )
-    INVALID = (
-        "import torch\nmodel.to(torch.bfloat16)\nfor x in data:\n    model(x).sum().backward()\n"
-        "    optimizer.step()\n",
-        "import torch\nnet = Net().cuda().half()\nfor x in data:\n    net(x).sum().backward()\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        if not ctx.training_loops:
-            return
-        last = max(loop.lineno for loop in ctx.training_loops)
-        for call in ctx.methods("half", "bfloat16", "to"):
-            if call.lineno > last:
-                continue
-            name = method_name(call)
-            if name == "to":
-                arg = (
-                    call.args[0]
-                    if len(call.args) == 1
-                    else getattr(kwarg(call, "dtype"), "value", None)
-                )
-                if arg is None or ctx.qualname(arg) not in _LOW:
-                    continue
-            elif call.args or call.keywords:
-                continue
-            recv = receiver(call)
-            while isinstance(recv, ast.Call) and method_name(recv) in {"to", "cuda", "cpu"}:
-                recv = receiver(recv)
-            parent = ctx.parent(call)
-            target = (
-                parent.targets[0]
-                if isinstance(parent, ast.Assign) and len(parent.targets) == 1
-                else None
-            )
-            if (
-                recv is not None
-                and (
-                    ctx.name_is_module(recv)
-                    or (isinstance(recv, ast.Call) and _is_module_call(ctx, recv))
-                )
-            ) or (target is not None and ctx.name_is_module(target)):
-                yield Report(call)
-
-
 class CheckpointUseReentrant(Rule):
     """`torch.utils.checkpoint.checkpoint` without `use_reentrant` warns, and PyTorch
     has announced it will raise: pass it explicitly. `use_reentrant=False` is the
@@ -264,6 +215,12 @@ class CheckpointUseReentrant(Rule):
     name = "checkpoint-use-reentrant"
     severity = "error"
     message = "activation checkpoint without `use_reentrant`: pass `use_reentrant=False`"
+    message_zh = "激活重计算没有传 `use_reentrant`：请传 `use_reentrant=False`"
+    why_zh = (
+        "`torch.utils.checkpoint.checkpoint` 不传 `use_reentrant` 时会发出警告，PyTorch 已宣布将来会直接"
+        "报错：请显式传入。推荐用 `use_reentrant=False`（它支持关键字参数、`torch.autograd.grad` 以及不需要"
+        "梯度的输入）；默认值仍是旧的可重入实现。"
+    )
     tip = "activation-checkpointing"
     VALID = (
         "from torch.utils.checkpoint import checkpoint\ny = checkpoint(block, x, use_reentrant=False)\n",

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
-from generator.lint.rules.base import Report, Rule
+from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.syntax import has_star_kwargs, is_const, kwarg, method_name, receiver
 
 _CONV = {f"torch.nn.Conv{d}d" for d in (1, 2, 3)} | {
@@ -51,6 +51,13 @@ class ModulesInPlainContainer(Rule):
     severity = "error"
     message = (
         "modules in a plain list or dict are not registered: use `nn.ModuleList` / `nn.ModuleDict`"
+    )
+    message_zh = "放在普通 list 或 dict 里的模块不会被注册：请用 `nn.ModuleList` / `nn.ModuleDict`"
+    why_zh = (
+        "`nn.Module` 会注册作为属性赋值的子模块，以及 `nn.ModuleList` / `nn.ModuleDict` 中的内容，但不会"
+        "注册普通 `list` 或 `dict` 中的模块：它们的参数不在 `model.parameters()` 中（永远不会被训练），"
+        "不在 `state_dict()` 中（永远不会被保存），也不会随 `.to(device)` 移动。请使用 `nn.ModuleList` /"
+        " `nn.ModuleDict`（参数则用 `nn.ParameterList`）。"
     )
     tip = "module-list-not-python-list"
     VALID = (
@@ -117,6 +124,14 @@ class DataParallel(Rule):
     name = "data-parallel"
     severity = "warning"
     message = "`nn.DataParallel` is single-process and slow: use `DistributedDataParallel` under `torchrun`"
+    message_zh = (
+        "`nn.DataParallel` 是单进程的，速度慢：请在 `torchrun` 下改用 `DistributedDataParallel`"
+    )
+    why_zh = (
+        "`nn.DataParallel` 用一个 Python 进程驱动所有 GPU：每一步都要把权重复制到每块 GPU、把批次拆开分发、"
+        "再把输出收集到第一块 GPU 上，而 GIL 又让这些工作串行执行。`DistributedDataParallel` 每块 GPU"
+        " 一个进程，即使在单机上也更快。"
+    )
     tip = "ddp-over-dataparallel"
     VALID = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model, device_ids=[rank])\n",
@@ -147,6 +162,11 @@ class DdpFindUnusedParameters(Rule):
     name = "ddp-find-unused-parameters"
     severity = "warning"
     message = "`find_unused_parameters=True` searches the graph every step: freeze unused parameters or use `static_graph=True`"
+    message_zh = "`find_unused_parameters=True` 每一步都要遍历计算图：请冻结未使用的参数，或使用 `static_graph=True`"
+    why_zh = (
+        "`find_unused_parameters=True` 让 DDP 在每次前向传播之后遍历自动求导图，找出得不到梯度的参数。"
+        "如果每一步都用到所有参数，就关掉它；如果总是同一批参数用不到，就冻结它们，或者传 `static_graph=True`。"
+    )
     tip = "ddp-find-unused-parameters"
     VALID = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nm = DDP(model, static_graph=True)\n",
@@ -189,13 +209,23 @@ class ConvBiasBeforeBatchNorm(Rule):
     name = "conv-bias-before-batchnorm"
     severity = "warning"
     message = "convolution with a bias directly before BatchNorm: pass `bias=False`"
+    message_zh = "BatchNorm 紧跟在带 bias 的卷积之后：请给卷积传 `bias=False`"
+    why_zh = (
+        "BatchNorm 会减去每个通道的均值，把紧挨在它前面的逐通道 bias 抵消掉，然后再加上自己的 `beta`。"
+        "放在 BatchNorm 前面的卷积使用 `bias=True`（默认值），每个通道白白多一个参数，每个元素白白多一次"
+        "加法：请传 `bias=False`。这样改会改变 `state_dict` 的键，所以没有自动修复。"
+    )
     tip = "conv-bias-before-batchnorm"
     VALID = (
         "from torch import nn\nblock = nn.Sequential(nn.Conv2d(3, 16, 3, bias=False), nn.BatchNorm2d(16), nn.ReLU())\n",
         "from torch import nn\nblock = nn.Sequential(nn.Conv2d(3, 16, 3), nn.ReLU(), nn.BatchNorm2d(16))\n",
     )
     INVALID = (
-        "from torch import nn\nblock = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16))\n",
+        Invalid(
+            "from torch import nn\nblock = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16))\n",
+            instead="from torch import nn\n"
+            "block = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16))\n",
+        ),
         "from torch import nn\n\nclass Stem(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.conv = nn.Conv2d(3, 64, 7, stride=2)\n        self.bn = nn.BatchNorm2d(64)\n\n"
         "    def forward(self, x):\n        return self.bn(self.conv(x))\n",
@@ -265,6 +295,11 @@ class InitChildrenOnly(Rule):
     message = (
         "initialisation loop over `.children()` skips nested layers: use `model.apply(init_fn)`"
     )
+    message_zh = "在 `.children()` 上循环做初始化会漏掉嵌套的层：请用 `model.apply(init_fn)`"
+    why_zh = (
+        "`model.children()` 只给出直接子模块，所以在它上面循环做初始化，会跳过嵌套在 block 里的每一层。"
+        "`model.apply(init_fn)`（或者在 `model.modules()` 上循环）会遍历所有子模块。"
+    )
     tip = "weight-init-apply"
     VALID = (
         "from torch import nn\nfor m in model.modules():\n    if isinstance(m, nn.Linear):\n"
@@ -272,8 +307,12 @@ class InitChildrenOnly(Rule):
         "for name, child in model.named_children():\n    print(name)\n",
     )
     INVALID = (
-        "from torch import nn\nfor m in model.children():\n    if isinstance(m, nn.Conv2d):\n"
-        "        nn.init.kaiming_normal_(m.weight)\n",
+        Invalid(
+            "from torch import nn\nfor m in model.children():\n    if isinstance(m, nn.Conv2d):\n"
+            "        nn.init.kaiming_normal_(m.weight)\n",
+            instead="from torch import nn\n\ndef init_weights(m):\n    if isinstance(m, nn.Conv2d):\n"
+            "        nn.init.kaiming_normal_(m.weight)\n\nmodel.apply(init_weights)\n",
+        ),
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:

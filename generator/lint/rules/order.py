@@ -4,11 +4,16 @@ scheduling, zeroing gradients, train and eval modes."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Edit, Invalid, Report, Rule, end_of
-from generator.lint.syntax import is_const, iter_region, kwarg, method_name, receiver
+from generator.lint.syntax import dotted, is_const, iter_region, kwarg, method_name, receiver
+
+#: Copies of a model that are averaged, not trained (an EMA, a teacher): evaluation mode
+#: is all they ever need.
+_AVERAGED = re.compile(r"(^|[._])(ema|\w*_ema|ema_\w*|teacher\w*|swa\w*|avg\w*|average\w*)$", re.I)
 
 _CLIP = {
     "torch.nn.utils.clip_grad_norm",
@@ -24,80 +29,6 @@ _DDP = {
 }
 
 
-def _has_mod(test: ast.AST) -> bool:
-    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
-
-
-def _accumulating_ifs(ctx: Context, loop: ast.AST) -> list[ast.If]:
-    """``if (i + 1) % N == 0:`` blocks of a loop that step the optimizer."""
-    return [
-        node
-        for node in iter_region(loop.body)  # type: ignore[attr-defined]
-        if isinstance(node, ast.If)
-        and _has_mod(node.test)
-        and any(ctx.steps_optimizer(s, follow=False) for s in node.body)
-    ]
-
-
-def _divides(node: ast.AST) -> bool:
-    return any(
-        (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div | ast.FloorDiv))
-        or (isinstance(n, ast.Call) and method_name(n) in {"div", "div_", "true_divide"})
-        for n in ast.walk(node)
-    )
-
-
-class AccumulationNotDivided(Rule):
-    """Gradients add up over the `backward()` calls of an accumulation group, so stepping
-    every N micro-batches without dividing each loss by N applies N times the gradient of
-    one batch's mean loss: a silently larger learning rate. Divide the loss by the number of
-    micro-batches in the group (the last group may be shorter)."""
-
-    code = "PTT026"
-    name = "accumulation-not-divided"
-    severity = "error"
-    message = "optimizer steps every N micro-batches but the loss is not divided by N"
-    tip = "gradient-accumulation"
-    VALID = (
-        "for i, (x, y) in enumerate(data):\n    loss = f(x, y) / accum\n    loss.backward()\n"
-        "    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
-        "for i, (x, y) in enumerate(data):\n    loss = f(x, y)\n    loss = loss / accum\n"
-        "    scaler.scale(loss).backward()\n    if (i + 1) % accum == 0:\n        scaler.step(optimizer)\n",
-    )
-    INVALID = (
-        "for i, (x, y) in enumerate(data):\n    loss = f(x, y)\n    loss.backward()\n"
-        "    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for loop in ctx.training_loops:
-            if not _accumulating_ifs(ctx, loop):
-                continue
-            for node in ctx.step_nodes(loop):
-                if not (isinstance(node, ast.Call) and ctx.is_backward(node)):
-                    continue
-                for name in ctx.backward_losses(node):
-                    values = [
-                        n
-                        for n in iter_region(loop.body, conditional=True)  # type: ignore[attr-defined]
-                        if (
-                            isinstance(n, ast.Assign)
-                            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
-                        )
-                        or (
-                            isinstance(n, ast.AugAssign)
-                            and isinstance(n.target, ast.Name)
-                            and n.target.id == name
-                        )
-                    ]
-                    if values and not any(
-                        _divides(v.value)
-                        or (isinstance(v, ast.AugAssign) and isinstance(v.op, ast.Div))
-                        for v in values
-                    ):
-                        yield Report(node)
-
-
 class BackwardInAutocast(Rule):
     """Only the forward pass and the loss belong inside `autocast`: backward already runs
     each op in the dtype its forward used, and PyTorch documents backward under autocast
@@ -107,6 +38,11 @@ class BackwardInAutocast(Rule):
     name = "backward-in-autocast"
     severity = "warning"
     message = "`backward()` inside an autocast block: leave the block first"
+    message_zh = "`backward()` 在 autocast 块内调用：请先离开这个块"
+    why_zh = (
+        "只有前向传播和损失计算应该放在 `autocast` 里：反向传播本来就会让每个算子沿用前向时的 dtype，"
+        "PyTorch 文档也明确表示不建议在 autocast 下做反向传播。请在调用 `backward()` 之前离开 `with` 块。"
+    )
     tip = "autocast-mixed-precision"
     VALID = (
         "import torch\nwith torch.autocast('cuda', dtype=torch.bfloat16):\n    loss = f(model(x), y)\n"
@@ -143,6 +79,14 @@ class SchedulerBeforeOptimizer(Rule):
     message = (
         "`scheduler.step()` comes before `optimizer.step()`: step the scheduler after the optimizer"
     )
+    message_zh = (
+        "`scheduler.step()` 在 `optimizer.step()` 之前调用：请在优化器之后再更新学习率调度器"
+    )
+    why_zh = (
+        "从 PyTorch 1.1 起，`scheduler.step()` 应该在 `optimizer.step()` 之后调用：放在前面，调度会跳过"
+        "第一个学习率值（PyTorch 会发出警告）；每个微批次都调用，调度就快了 N 倍。请紧跟在优化器之后更新"
+        "学习率调度器，优化器每更新一次就调用一次（按 epoch 调度的则每个 epoch 一次）。"
+    )
     tip = "lr-scheduler-order"
     VALID = (
         "for x in data:\n    loss = f(x)\n    loss.backward()\n    optimizer.step()\n"
@@ -150,8 +94,12 @@ class SchedulerBeforeOptimizer(Rule):
         "for epoch in range(10):\n    train_one_epoch()\n    scheduler.step(val_loss)\n",
     )
     INVALID = (
-        "for i, x in enumerate(data):\n    f(x).backward()\n    scheduler.step()\n"
-        "    if (i + 1) % 4 == 0:\n        optimizer.step()\n",
+        Invalid(
+            "for i, x in enumerate(data):\n    f(x).backward()\n    scheduler.step()\n"
+            "    if (i + 1) % 4 == 0:\n        optimizer.step()\n",
+            instead="for i, x in enumerate(data):\n    f(x).backward()\n"
+            "    if (i + 1) % 4 == 0:\n        optimizer.step()\n        scheduler.step()\n",
+        ),
         "def train(loader):\n    for x in loader:\n        f(x).backward()\n        optimizer.step()\n\n"
         "for epoch in range(90):\n    lr_scheduler.step()\n    train(loader)\n",
     )
@@ -194,6 +142,11 @@ class ClipAfterStep(Rule):
     name = "clip-after-step"
     severity = "error"
     message = "gradients clipped after `optimizer.step()`: clip between `backward()` and `step()`"
+    message_zh = "梯度在 `optimizer.step()` 之后才裁剪：请在 `backward()` 和 `step()` 之间裁剪"
+    why_zh = (
+        "`clip_grad_norm_` 修改的是*下一次* `optimizer.step()` 要读取的梯度。在更新之后才调用，这次更新已经"
+        "用了未裁剪的梯度，裁剪后的梯度又会被 `zero_grad()` 清掉。请在 `backward()` 和 `step()` 之间做梯度裁剪。"
+    )
     tip = "gradient-clipping"
     VALID = (
         "from torch import nn\nloss.backward()\nnn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
@@ -236,6 +189,11 @@ class ClipScaledGradients(Rule):
     name = "clip-scaled-gradients"
     severity = "error"
     message = "gradients clipped while still scaled by `GradScaler`: call `scaler.unscale_(optimizer)` first"
+    message_zh = "梯度仍被 `GradScaler` 放大着就做了裁剪：请先调用 `scaler.unscale_(optimizer)`"
+    why_zh = (
+        "`scaler.scale(loss).backward()` 之后，梯度都乘上了损失缩放系数（初始为 65536），对它们应用裁剪阈值"
+        "毫无意义。请在裁剪之前调用 `scaler.unscale_(optimizer)`；之后 `scaler.step` 不会再重复反缩放。"
+    )
     tip = "gradscaler-unscale-before-clipping"
     VALID = (
         "from torch import nn\nscaler.scale(loss).backward()\nscaler.unscale_(optimizer)\n"
@@ -276,9 +234,23 @@ class ZeroGradSetToNoneFalse(Rule):
     message = (
         "`zero_grad(set_to_none=False)` keeps and zero-fills every gradient: use `zero_grad()`"
     )
+    message_zh = "`zero_grad(set_to_none=False)` 会保留并用零填充每个梯度：请直接用 `zero_grad()`"
+    why_zh = (
+        "`zero_grad(set_to_none=False)` 用零填充每个梯度：每个参数启动一个 kernel，梯度占用的显存在两步"
+        "之间也一直不释放。默认的 `set_to_none=True`（PyTorch 2.0 起）会释放它们，让 `backward()` 写入"
+        "新的梯度。清零之后还读取 `.grad` 的代码，这时需要预期得到 `None`。"
+    )
     tip = "zero-grad-set-to-none"
     fixable = True
-    fix_safety = "safe"
+    fix_safety = "unsafe"
+    fix_note = (
+        "It drops `set_to_none=False`: gradients become `None` instead of zeros, which code "
+        "that reads `.grad` after zeroing must expect."
+    )
+    fix_note_zh = (
+        "修复会去掉 `set_to_none=False`：梯度变成 `None` 而不是零，清零之后还读取 `.grad` 的代码"
+        "必须能处理这种情况。"
+    )
     VALID = (
         "optimizer.zero_grad()\nmodel.zero_grad(set_to_none=True)\n",
         "ddp = DDP(model, gradient_as_bucket_view=True)\nddp.zero_grad(set_to_none=False)\n",
@@ -319,10 +291,18 @@ class ManualGradZero(Rule):
     name = "manual-grad-zero"
     severity = "warning"
     message = "gradients zeroed by hand: call `optimizer.zero_grad()`, which sets them to `None`"
+    message_zh = "手动把梯度清零：请调用 `optimizer.zero_grad()`，它会把梯度设为 `None`"
+    why_zh = (
+        "手动清零每个 `p.grad`（`p.grad.zero_()`、`p.grad.data.zero_()`）会为每个参数启动一个 kernel，"
+        "并让所有梯度一直占着显存。`optimizer.zero_grad()`（或 `model.zero_grad()`）则把梯度设为 `None`。"
+    )
     tip = "zero-grad-set-to-none"
     VALID = ("optimizer.zero_grad()\nfor p in model.parameters():\n    p.grad = None\n",)
     INVALID = (
-        "for p in model.parameters():\n    if p.grad is not None:\n        p.grad.zero_()\n",
+        Invalid(
+            "for p in model.parameters():\n    if p.grad is not None:\n        p.grad.zero_()\n",
+            instead="optimizer.zero_grad()\n",
+        ),
         "w.grad.data.zero_()\n",
     )
 
@@ -338,72 +318,42 @@ class ManualGradZero(Rule):
                 yield Report(call)
 
 
-class DdpAccumulationNoSync(Rule):
-    """Under `DistributedDataParallel` every `backward()` all-reduces the gradients across
-    processes. When several micro-batches are accumulated before a step, only the last
-    all-reduce is needed: run the others (forward and backward) inside
-    `ddp_model.no_sync()`."""
-
-    code = "PTT034"
-    name = "ddp-accumulation-without-no-sync"
-    severity = "warning"
-    message = "DDP gradients are all-reduced on every accumulated micro-batch: wrap the others in `no_sync()`"
-    tip = "ddp-no-sync-accumulation"
-    VALID = (
-        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(net)\n"
-        "for i, x in enumerate(data):\n    with model.no_sync() if (i + 1) % 4 else nullcontext():\n"
-        "        (f(model(x)) / 4).backward()\n    if (i + 1) % 4 == 0:\n        optimizer.step()\n",
-    )
-    INVALID = (
-        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(net)\n"
-        "for i, x in enumerate(data):\n    loss = f(model(x)) / 4\n    loss.backward()\n"
-        "    if (i + 1) % 4 == 0:\n        optimizer.step()\n",
-        "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(net)\n"
-        "def step(batches):\n    for x in batches:\n        (f(model(x)) / len(batches)).backward()\n"
-        "    optimizer.step()\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        if (
-            not ctx.calls(*_DDP)
-            or "no_sync" in ctx.source
-            or "require_backward_grad_sync" in ctx.source
-        ):
-            return
-        for loop in ctx.training_loops:
-            backwards = [
-                n for n in ctx.step_nodes(loop) if isinstance(n, ast.Call) and ctx.is_backward(n)
-            ]
-            if not backwards:
-                continue
-            if _accumulating_ifs(ctx, loop) or (
-                not any(ctx.steps_optimizer(s) for s in loop.body) and self._steps_after(ctx, loop)
-            ):
-                yield Report(backwards[0])
-
-    @staticmethod
-    def _steps_after(ctx: Context, loop: ast.AST) -> bool:
-        for block in ctx.blocks:
-            if loop in block:
-                return any(ctx.steps_optimizer(s) for s in block[block.index(loop) + 1 :])
-        return False
-
-
 class EvalNeverUndone(Rule):
     """`model.eval()` switches Dropout off and makes BatchNorm use its running statistics
     until `model.train()` switches them back. A loop that evaluates between training steps
     and never calls `train()` trains every later step in evaluation mode. Call
-    `model.train()` at the start of each epoch (or restore the mode after evaluating)."""
+    `model.train()` at the start of each epoch (or restore the mode after evaluating). A
+    model put in evaluation mode right before its training loop, on purpose (a linear probe
+    that keeps a frozen backbone's BatchNorm statistics), and an averaged copy that is never
+    trained (`g_ema`, `teacher`), are left alone."""
 
     code = "PTT035"
     name = "eval-never-undone"
     severity = "error"
     message = "`model.eval()` runs between training steps but nothing calls `model.train()` again"
+    message_zh = "`model.eval()` 在训练步骤之间执行，之后却没有任何地方再调用 `model.train()`"
+    why_zh = (
+        "`model.eval()` 会关闭 Dropout，并让 BatchNorm 改用滑动统计量，直到 `model.train()` 把它们切换回来。"
+        "在训练步骤之间做评估、却从不调用 `train()` 的循环，之后的每一步都在评估模式下训练。请在每个 epoch"
+        " 开始时调用 `model.train()`（或者在评估后恢复原来的模式）。在训练循环之前特意切换到评估模式的模型"
+        "（例如线性探测时让冻结主干网络的 BatchNorm 统计量保持不变），以及从不训练的平均副本"
+        "（`g_ema`、`teacher`），不会报告。"
+    )
     tip = "eval-mode-dropout-batchnorm"
     VALID = (
         "def evaluate(model):\n    model.eval()\n    out = model(x)\n    model.train()\n    return out\n\n"
         "for epoch in range(3):\n    for x in data:\n        f(model(x)).backward()\n"
         "        optimizer.step()\n    evaluate(model)\n",
+        # a linear probe: the frozen backbone's BatchNorm stays in evaluation mode on purpose
+        "def train(loader, model, optimizer):\n    model.eval()\n    for x, y in loader:\n"
+        "        f(model(x), y).backward()\n        optimizer.step()\n\n"
+        "def validate(loader, model):\n    model.eval()\n    return [model(x) for x, _ in loader]\n\n"
+        "for epoch in range(90):\n    train(train_loader, model, optimizer)\n"
+        "    validate(val_loader, model)\n",
+        # an EMA copy of the generator, sampled in evaluation mode between steps (StyleGAN2)
+        "for idx in range(iters):\n    g_loss(generator(noise)).backward()\n    g_optim.step()\n"
+        "    accumulate(g_ema, generator)\n    if idx % 100 == 0:\n        g_ema.eval()\n"
+        "        sample = g_ema(sample_z)\n",
     )
     INVALID = (
         "def evaluate(model):\n    model.eval()\n    return model(x)\n\n"
@@ -416,9 +366,11 @@ class EvalNeverUndone(Rule):
     def check(self, ctx: Context) -> Iterator[Report]:
         if ctx.methods("train") or not ctx.training_loops:
             return
+        chosen = self._trains_in_eval_mode(ctx)
         for call in ctx.methods("eval"):
-            if call.args or call.keywords:
-                continue
+            name = dotted(receiver(call))  # type: ignore[arg-type]
+            if call.args or call.keywords or name in chosen or _AVERAGED.search(name or ""):
+                continue  # a training mode chosen on purpose, or a copy that never trains
             sites: list[ast.AST] = [call]
             func = ctx.enclosing_function(call)
             if func is not None:
@@ -431,6 +383,25 @@ class EvalNeverUndone(Rule):
                 ]
             if any(self._in_training_loop(ctx, s) for s in sites):
                 yield Report(call)
+
+    @staticmethod
+    def _trains_in_eval_mode(ctx: Context) -> set[str | None]:
+        """Models put in evaluation mode on purpose for training: ``model.eval()`` in the
+        body of a function before the training loop it runs (a linear probe on a frozen
+        backbone keeps BatchNorm's statistics fixed this way)."""
+        out: set[str | None] = set()
+        for loop in ctx.training_loops:
+            func = ctx.enclosing_function(loop)
+            body = func.body if func is not None else ctx.tree.body
+            top = next((s for s in body if s is loop or loop in ast.walk(s)), None)
+            for stmt in body[: body.index(top)] if top is not None else []:
+                if (
+                    isinstance(stmt, ast.Expr)
+                    and isinstance(stmt.value, ast.Call)
+                    and method_name(stmt.value) == "eval"
+                ):
+                    out.add(dotted(receiver(stmt.value)))  # type: ignore[arg-type]
+        return out
 
     @staticmethod
     def _in_training_loop(ctx: Context, node: ast.AST) -> bool:

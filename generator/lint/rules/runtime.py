@@ -1,4 +1,4 @@
-"""Global switches, debugging aids, profiling and timing."""
+"""Global switches (determinism), debugging aids and evaluation under no_grad."""
 
 from __future__ import annotations
 
@@ -6,41 +6,49 @@ import ast
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
-from generator.lint.rules.base import Report, Rule
-from generator.lint.syntax import is_const, iter_region, kwarg, method_name
+from generator.lint.rules.base import Invalid, Report, Rule
+from generator.lint.syntax import is_const, iter_region, method_name
 
 _DETERMINISTIC = "torch.use_deterministic_algorithms"
-_PROFILE = {
-    "torch.profiler.profile",
-    "torch.profiler.profiler.profile",
-    "torch.autograd.profiler.profile",
-}
-_CLOCKS = {"time.time", "time.perf_counter", "time.monotonic"}
 
 
-def _assigned_true(ctx: Context, qualname: str) -> list[ast.Assign]:
+def _assigned(ctx: Context, qualname: str, value: bool) -> list[ast.Assign]:
     out = []
     for node in ctx.by_type[ast.Assign]:
         assert isinstance(node, ast.Assign)
-        if is_const(node.value, True) and any(ctx.qualname(t) == qualname for t in node.targets):
+        if is_const(node.value, value) and any(ctx.qualname(t) == qualname for t in node.targets):
             out.append(node)
     return out
+
+
+def _assigned_true(ctx: Context, qualname: str) -> list[ast.Assign]:
+    return _assigned(ctx, qualname, True)
 
 
 class BenchmarkWithDeterministic(Rule):
     """`cudnn.benchmark = True` times several convolution algorithms and keeps the fastest,
     which can differ from run to run, while deterministic algorithms are asked for in the
     same program. The two contradict each other: set `cudnn.benchmark = False` when you
-    need reproducible results."""
+    need reproducible results. A file that sets `cudnn.benchmark = False` somewhere (where
+    it asks for determinism) is taken to have done so."""
 
     code = "PTT046"
     name = "benchmark-with-deterministic"
     severity = "error"
     message = "`cudnn.benchmark = True` together with deterministic algorithms: set `cudnn.benchmark = False`"
+    message_zh = "`cudnn.benchmark = True` 与确定性算法同时开启：请设置 `cudnn.benchmark = False`"
+    why_zh = (
+        "`cudnn.benchmark = True` 会试跑多种卷积算法并选出最快的一个，每次运行选中的可能不同，而同一个"
+        "程序又要求使用确定性算法。两者互相矛盾：需要可复现的结果时，请设置 `cudnn.benchmark = False`。"
+        "文件中某处（要求确定性的地方）设置了 `cudnn.benchmark = False` 的，视为已经处理。"
+    )
     tip = "deterministic-algorithms"
     VALID = (
         "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.benchmark = False\n",
         "import torch\ntorch.backends.cudnn.benchmark = True\n",
+        # apex's ImageNet example: benchmark on, and off again when determinism is asked for
+        "import torch\ntorch.backends.cudnn.benchmark = True\nif args.deterministic:\n"
+        "    torch.backends.cudnn.benchmark = False\n    torch.backends.cudnn.deterministic = True\n",
     )
     INVALID = (
         "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.benchmark = True\n",
@@ -49,8 +57,8 @@ class BenchmarkWithDeterministic(Rule):
 
     def check(self, ctx: Context) -> Iterator[Report]:
         benchmark = _assigned_true(ctx, "torch.backends.cudnn.benchmark")
-        if not benchmark:
-            return
+        if not benchmark or _assigned(ctx, "torch.backends.cudnn.benchmark", False):
+            return  # switched off again where determinism is asked for (apex's --deterministic)
         deterministic = _assigned_true(ctx, "torch.backends.cudnn.deterministic") or [
             c for c in ctx.calls(_DETERMINISTIC) if c.args and not is_const(c.args[0], False)
         ]
@@ -68,6 +76,12 @@ class CudnnDeterministicOnly(Rule):
     name = "cudnn-deterministic-only"
     severity = "info"
     message = "`cudnn.deterministic = True` covers only cuDNN: call `torch.use_deterministic_algorithms(True)`"
+    message_zh = "`cudnn.deterministic = True` 只对 cuDNN 生效：请调用 `torch.use_deterministic_algorithms(True)`"
+    why_zh = (
+        "`torch.backends.cudnn.deterministic = True` 只覆盖 cuDNN 的卷积；许多其他 CUDA kernel（scatter、"
+        "index_add、部分池化和插值）仍是非确定性的。`torch.use_deterministic_algorithms(True)` 覆盖所有"
+        "算子，遇到没有确定性实现的算子会直接报错。"
+    )
     tip = "deterministic-algorithms"
     VALID = (
         "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.deterministic = True\n",
@@ -90,6 +104,11 @@ class DetectAnomalyOn(Rule):
     severity = "warning"
     message = (
         "autograd anomaly detection is on for the whole training run: use it only to debug one step"
+    )
+    message_zh = "整个训练过程都开着自动求导的异常检测：只在调试某一步时使用它"
+    why_zh = (
+        "异常检测会为前向传播的每个算子记录调用栈，并检查每个反向结果是否为 NaN：速度会大幅下降。只在调试"
+        "时把它包在一个可疑的步骤外面（`with torch.autograd.detect_anomaly():`），不要在整个训练过程中开启。"
     )
     tip = "disable-debug-apis"
     VALID = (
@@ -137,12 +156,22 @@ class NoGradEvalLoop(Rule):
     """`torch.inference_mode()` does everything `no_grad()` does and also skips version
     counters and view tracking, so evaluation loops run a little faster. Its outputs can
     never enter autograd later (an error if they do), so it fits code that only
-    evaluates; keep `no_grad()` where results are reused in training."""
+    evaluates; keep `no_grad()` where results are reused in training. Not reported in files
+    that use FSDP or DeepSpeed, nor for an evaluation function called from inside a training
+    loop: tensors created in inference mode (an FSDP model's unsharded parameters, a cache a
+    module builds on first use) then break the training steps that follow."""
 
     code = "PTT049"
     name = "no-grad-eval-loop"
     severity = "info"
     message = "evaluation loop under `torch.no_grad()`: `torch.inference_mode()` is faster where outputs stay out of autograd"
+    message_zh = "评估循环使用 `torch.no_grad()`：在输出不会再进入自动求导的地方，`torch.inference_mode()` 更快"
+    why_zh = (
+        "`torch.inference_mode()` 做了 `no_grad()` 所做的一切，还省去了版本计数器和视图追踪，所以评估循环"
+        "会快一点。它的输出以后不能再进入自动求导（否则报错），因此适合只做评估的代码；结果还要用于训练的"
+        "地方请保留 `no_grad()`。文件使用 FSDP 或 DeepSpeed 时，以及评估函数在训练循环内部被调用时（推理"
+        "模式下创建的张量会破坏之后的训练），不会报告。"
+    )
     tip = "inference-mode-for-eval"
     VALID = (
         "import torch\n\n@torch.inference_mode()\ndef evaluate(model, loader):\n    model.eval()\n"
@@ -150,18 +179,37 @@ class NoGradEvalLoop(Rule):
         "import torch\nmodel.eval()\nwith torch.no_grad():\n    for x in batches:\n        out = model(x)\n",
         "import torch\nwith torch.no_grad():\n    for p, ema_p in zip(model.parameters(), ema.parameters()):\n"
         "        ema_p.mul_(0.99).add_(p, alpha=0.01)\n",
+        # evaluation inside the training loop of an FSDP model, as litgpt's validate()
+        "import torch\nfrom torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n\n"
+        "@torch.no_grad()\ndef validate(model, val_loader):\n    model.eval()\n"
+        "    losses = [model(x).loss for x in val_loader]\n    model.train()\n"
+        "    return torch.stack(losses).mean()\n",
+        "import torch\n\n@torch.no_grad()\ndef validate(model, loader):\n    model.eval()\n"
+        "    for x, y in loader:\n        out = model(x)\n    model.train()\n\n"
+        "for step, (x, y) in enumerate(train_loader):\n    loss = f(model(x), y)\n    loss.backward()\n"
+        "    optimizer.step()\n    if step % 500 == 0:\n        validate(model, val_loader)\n",
     )
     INVALID = (
-        "import torch\n\n@torch.no_grad()\ndef evaluate(model, loader):\n    model.eval()\n"
-        "    total = 0\n    for x, y in loader:\n        total += (model(x).argmax(1) == y).sum()\n"
-        "    return total\n",
+        Invalid(
+            "import torch\n\n@torch.no_grad()\ndef evaluate(model, loader):\n    model.eval()\n"
+            "    total = 0\n    for x, y in loader:\n        total += (model(x).argmax(1) == y).sum()\n"
+            "    return total\n",
+            instead="import torch\n\n@torch.inference_mode()\ndef evaluate(model, loader):\n"
+            "    model.eval()\n    total = 0\n    for x, y in loader:\n"
+            "        total += (model(x).argmax(1) == y).sum()\n    return total\n",
+        ),
         "import torch\n\ndef validate(model, val_loader):\n    model.eval()\n    with torch.no_grad():\n"
         "        for x, y in val_loader:\n            out = model(x)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
+        lowered = ctx.source.lower()
+        if "fsdp" in lowered or "fully_shard" in lowered or "deepspeed" in lowered:
+            return  # inference tensors break FSDP's (and DeepSpeed's) training afterwards
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             for func in ctx.by_type[kind]:
+                if self._called_while_training(ctx, func):  # type: ignore[arg-type]
+                    continue
                 for deco in func.decorator_list:  # type: ignore[attr-defined]
                     if self._plain_no_grad(ctx, deco) and self._evaluates(
                         ctx, func.body, func.body
@@ -170,13 +218,25 @@ class NoGradEvalLoop(Rule):
         for with_ in ctx.by_type[ast.With]:
             assert isinstance(with_, ast.With)
             func = ctx.enclosing_function(with_)
-            if func is None:
-                continue  # an evaluation function, not a top-level block of a script
+            if func is None or self._called_while_training(ctx, func):
+                continue  # a top-level block of a script, or evaluation in mid-training
             for item in with_.items:
                 if self._plain_no_grad(ctx, item.context_expr) and self._evaluates(
                     ctx, with_.body, func.body
                 ):
                     yield Report(item.context_expr)
+
+    @staticmethod
+    def _called_while_training(ctx: Context, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether ``func`` (or ``self.func``) is called inside a training loop."""
+        loops = set(ctx.training_loops)
+        for call in ctx.by_type[ast.Call]:
+            assert isinstance(call, ast.Call)
+            target = call.func
+            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+            if name == func.name and any(a in loops for a in ctx.ancestors(call)):
+                return True
+        return False
 
     @staticmethod
     def _plain_no_grad(ctx: Context, expr: ast.AST) -> bool:
@@ -193,149 +253,3 @@ class NoGradEvalLoop(Rule):
             for n in iter_region(scope, conditional=True)
         )
         return has_loop and calls_eval and not trains
-
-
-class ProfileWithoutSchedule(Rule):
-    """A `torch.profiler.profile()` without a `schedule` records every step, the first
-    (warm-up) ones included, and the averages then mix one-off costs with steady-state
-    work. Pass `schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)` and call
-    `prof.step()` once per step."""
-
-    code = "PTT050"
-    name = "profile-without-schedule"
-    severity = "info"
-    message = "profiler around a training loop without a `schedule`: warm-up steps are mixed into the results"
-    tip = "profile-with-torch-profiler"
-    VALID = (
-        "from torch.profiler import profile, schedule\n"
-        "with profile(schedule=schedule(wait=1, warmup=1, active=2)) as prof:\n"
-        "    for x in data:\n        f(x).backward()\n        optimizer.step()\n        prof.step()\n",
-    )
-    INVALID = (
-        "from torch.profiler import profile\nwith profile() as prof:\n    for x in data:\n"
-        "        f(x).backward()\n        optimizer.step()\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for with_ in ctx.by_type[ast.With]:
-            assert isinstance(with_, ast.With)
-            for item in with_.items:
-                expr = item.context_expr
-                if (
-                    isinstance(expr, ast.Call)
-                    and ctx.qualname(expr.func) in _PROFILE
-                    and kwarg(expr, "schedule") is None
-                    and DetectAnomalyOn._loops_train(ctx, with_.body)
-                ):
-                    yield Report(expr)
-
-
-class TimingWithoutSync(Rule):
-    """CUDA kernels run asynchronously: a host clock read right after launching GPU work
-    measures the launch, not the work. Synchronise (`torch.cuda.synchronize()`) before
-    reading the clock at both ends, warm up first, or use `torch.utils.benchmark` or CUDA
-    events. Reported only in files that use CUDA and never synchronise."""
-
-    code = "PTT051"
-    name = "timing-without-sync"
-    severity = "info"
-    message = "host clock around CUDA work without `torch.cuda.synchronize()`: this times the launch, not the work"
-    tip = "time-gpu-code-correctly"
-    VALID = (
-        "import time\nimport torch\nx = torch.randn(8, device='cuda')\ntorch.cuda.synchronize()\n"
-        "start = time.perf_counter()\ny = x @ x\ntorch.cuda.synchronize()\nms = time.perf_counter() - start\n",
-        "import time\nstart = time.time()\nrows = load()\nelapsed = time.time() - start\n",
-        "import time\nimport torch\nparser.add_argument('--device', choices=['cpu', 'cuda'])\n"
-        "start = time.perf_counter()\nbuild_site()\nprint(time.perf_counter() - start)\n",
-    )
-    INVALID = (
-        "import time\nimport torch\na = torch.randn(256, 256, device='cuda')\n"
-        "start = time.time()\nc = a @ a\nelapsed = time.time() - start\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        clocks = ctx.calls(*_CLOCKS)
-        if (
-            not clocks
-            or not self._uses_cuda(ctx)
-            or ctx.methods("synchronize")
-            or ctx.calls("torch.cuda.synchronize")
-        ):
-            return
-        stops = [
-            parent
-            for c in clocks
-            if isinstance(parent := ctx.parent(c), ast.BinOp)
-            and isinstance(parent.op, ast.Sub)
-            and parent.left is c
-            and isinstance(parent.right, ast.Name)
-        ]
-        for start in clocks:
-            assign = ctx.parent(start)
-            if not (
-                isinstance(assign, ast.Assign)
-                and len(assign.targets) == 1
-                and isinstance(assign.targets[0], ast.Name)
-            ):
-                continue
-            name = assign.targets[0].id
-            block = next((b for b in ctx.blocks if assign in b), None)
-            if block is None:
-                continue
-            i = block.index(assign)
-            later = {id(stmt): j for j, stmt in enumerate(block) if j > i}
-            for stop in stops:
-                if stop.right.id != name:  # type: ignore[union-attr]
-                    continue
-                j = next((later[id(a)] for a in ctx.ancestors(stop) if id(a) in later), None)
-                if j is not None and self._timed_gpu_work(ctx, block[i + 1 : j + 1]):
-                    yield Report(stop)
-
-    @staticmethod
-    def _uses_cuda(ctx: Context) -> bool:
-        """Whether the file imports torch and puts tensors on a CUDA device (a ``"cuda"``
-        device string, ``torch.device("cuda")`` or ``.cuda()``), if only when one exists."""
-        if not any(q.split(".")[0] == "torch" for q in ctx.imports.values()):
-            return False
-        if ctx.methods("cuda"):
-            return True
-        for const in ctx.by_type[ast.Constant]:
-            if (
-                isinstance(const, ast.Constant)
-                and isinstance(const.value, str)
-                and (const.value == "cuda" or const.value.startswith("cuda:"))
-            ):
-                parent = ctx.parent(const)
-                if isinstance(parent, ast.IfExp | ast.Assign | ast.keyword) or (
-                    isinstance(parent, ast.Call)
-                    and (method_name(parent) == "to" or ctx.qualname(parent.func) == "torch.device")
-                ):
-                    return True
-        return False
-
-    @staticmethod
-    def _timed_gpu_work(ctx: Context, stmts: list[ast.stmt]) -> bool:
-        """Whether ``stmts`` launch tensor work (a matmul, a ``torch`` function, a model
-        call) and contain nothing that waits for the GPU by itself."""
-        if len(stmts) < 2:
-            return False
-        work = False
-        for node in iter_region(stmts, conditional=True):
-            if isinstance(node, ast.For | ast.While) and ctx.trains(node):
-                return False  # a training loop's own pace: steady state, synced by the loop
-            if isinstance(node, ast.Call) and method_name(node) in {
-                "item",
-                "cpu",
-                "tolist",
-                "numpy",
-            }:
-                return False  # these wait for the GPU themselves
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-                work = True
-            elif isinstance(node, ast.Call):
-                q = ctx.qualname(node.func) or ""
-                if (
-                    q.startswith("torch.") and not q.startswith("torch.cuda.")
-                ) or ctx.name_is_module(node.func):
-                    work = True
-        return work

@@ -1,4 +1,4 @@
-"""Deprecated and legacy APIs: each still runs, but warns, and is due to be removed."""
+"""Deprecated APIs outside mixed precision: each still runs, but warns, and is due to be removed."""
 
 from __future__ import annotations
 
@@ -10,182 +10,8 @@ from generator.lint.rules.base import (
     Invalid,
     Report,
     Rule,
-    add_keyword,
-    insert,
-    open_paren,
     rename_attribute,
-    replace,
-    start_of,
 )
-from generator.lint.syntax import has_star_args
-
-_AMP_DEVICE = {"torch.cuda.amp": "cuda", "torch.cpu.amp": "cpu"}
-
-
-def _device(qualname: str) -> str:
-    return _AMP_DEVICE[qualname.rsplit(".", 1)[0]]
-
-
-class CudaAmpAutocast(Rule):
-    """`torch.cuda.amp.autocast` and `torch.cpu.amp.autocast` are deprecated aliases that
-    emit a `FutureWarning`; `torch.amp.autocast(device_type, ...)` is the one API for every
-    device. Their positional arguments differ (`enabled, dtype, cache_enabled` against
-    `device_type, dtype, enabled, cache_enabled`), so the fix passes them by keyword."""
-
-    code = "PTT001"
-    name = "cuda-amp-autocast"
-    severity = "error"
-    message = '`torch.cuda.amp.autocast` is deprecated: use `torch.amp.autocast("cuda", ...)`'
-    tip = "autocast-mixed-precision"
-    fixable = True
-    fix_safety = "safe"
-    VALID = (
-        'import torch\nwith torch.amp.autocast("cuda", dtype=torch.float16):\n    pass\n',
-        "import torch\nwith torch.autocast(device_type='cpu'):\n    pass\n",
-    )
-    INVALID = (
-        Invalid(
-            "import torch\nwith torch.cuda.amp.autocast():\n    pass\n",
-            'import torch\nwith torch.amp.autocast("cuda"):\n    pass\n',
-        ),
-        Invalid(
-            "import torch\nwith torch.cuda.amp.autocast(True, torch.bfloat16):\n    pass\n",
-            'import torch\nwith torch.amp.autocast("cuda", enabled=True, dtype=torch.bfloat16):'
-            "\n    pass\n",
-        ),
-        Invalid(
-            "import torch\nfrom torch.cpu.amp import autocast\n"
-            "with autocast(dtype=torch.bfloat16):\n    pass\n",
-            "import torch\nfrom torch.cpu.amp import autocast\n"
-            'with torch.amp.autocast("cpu", dtype=torch.bfloat16):\n    pass\n',
-        ),
-        "from torch.cuda.amp import autocast as ac\n\n@ac()\ndef f(x):\n    return x\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for q in ("torch.cuda.amp.autocast", "torch.cpu.amp.autocast"):
-            device = _device(q)
-            for call in ctx.calls(q):
-                message = f'`{q}` is deprecated: use `torch.amp.autocast("{device}", ...)`'
-                edits = []
-                if ctx.torch_is("torch") and not has_star_args(call) and len(call.args) <= 3:
-                    edits = [replace(call.func, "torch.amp.autocast")]
-                    edits.append(
-                        insert(
-                            open_paren(ctx.lines, call),
-                            f'"{device}", ' if call.args or call.keywords else f'"{device}"',
-                        )
-                    )
-                    for arg, name in zip(
-                        call.args, ("enabled", "dtype", "cache_enabled"), strict=False
-                    ):
-                        edits.append(insert(start_of(arg), f"{name}="))
-                yield Report(call, edits, message)
-
-
-class CudaAmpGradScaler(Rule):
-    """`torch.cuda.amp.GradScaler` and `torch.cpu.amp.GradScaler` are deprecated (a
-    `FutureWarning`); `torch.amp.GradScaler(device, ...)` takes the same arguments after
-    the device."""
-
-    code = "PTT002"
-    name = "cuda-amp-grad-scaler"
-    severity = "error"
-    message = '`torch.cuda.amp.GradScaler` is deprecated: use `torch.amp.GradScaler("cuda", ...)`'
-    tip = "autocast-mixed-precision"
-    fixable = True
-    fix_safety = "safe"
-    VALID = ('import torch\nscaler = torch.amp.GradScaler("cuda", enabled=True)\n',)
-    INVALID = (
-        Invalid(
-            "import torch\nscaler = torch.cuda.amp.GradScaler()\n",
-            'import torch\nscaler = torch.amp.GradScaler("cuda")\n',
-        ),
-        Invalid(
-            "import torch\nscaler = torch.cuda.amp.GradScaler(2.0**10, enabled=use_amp)\n",
-            'import torch\nscaler = torch.amp.GradScaler("cuda", 2.0**10, enabled=use_amp)\n',
-        ),
-        "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for q in ("torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler"):
-            device = _device(q)
-            for call in ctx.calls(q):
-                edits = []
-                if ctx.torch_is("torch"):
-                    has_args = bool(call.args or call.keywords)
-                    edits = [
-                        replace(call.func, "torch.amp.GradScaler"),
-                        insert(
-                            open_paren(ctx.lines, call),
-                            f'"{device}", ' if has_args else f'"{device}"',
-                        ),
-                    ]
-                message = f'`{q}` is deprecated: use `torch.amp.GradScaler("{device}", ...)`'
-                yield Report(call, edits, message)
-
-
-class CudaAmpCustomFwd(Rule):
-    """`torch.cuda.amp.custom_fwd` / `custom_bwd` are deprecated (a `FutureWarning`); they
-    forward to `torch.amp.custom_fwd(..., device_type="cuda")`, which is what the fix
-    writes."""
-
-    code = "PTT003"
-    name = "cuda-amp-custom-fwd"
-    severity = "error"
-    message = '`torch.cuda.amp.custom_fwd`/`custom_bwd` are deprecated: use `torch.amp.custom_fwd(device_type="cuda")`'
-    tip = "autocast-decorator-forward"
-    fixable = True
-    fix_safety = "safe"
-    VALID = (
-        "import torch\n\nclass F(torch.autograd.Function):\n"
-        '    @staticmethod\n    @torch.amp.custom_fwd(device_type="cuda")\n'
-        "    def forward(ctx, x):\n        return x\n",
-    )
-    INVALID = (
-        Invalid(
-            "import torch\n\nclass F(torch.autograd.Function):\n"
-            "    @staticmethod\n    @torch.cuda.amp.custom_fwd\n"
-            "    def forward(ctx, x):\n        return x\n\n"
-            "    @staticmethod\n    @torch.cuda.amp.custom_bwd\n"
-            "    def backward(ctx, g):\n        return g\n",
-            "import torch\n\nclass F(torch.autograd.Function):\n"
-            '    @staticmethod\n    @torch.amp.custom_fwd(device_type="cuda")\n'
-            "    def forward(ctx, x):\n        return x\n\n"
-            '    @staticmethod\n    @torch.amp.custom_bwd(device_type="cuda")\n'
-            "    def backward(ctx, g):\n        return g\n",
-        ),
-        Invalid(
-            "import torch\n\n@torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
-            "def forward(ctx, x):\n    return x\n",
-            "import torch\n\n@torch.amp.custom_fwd(cast_inputs=torch.float32, "
-            'device_type="cuda")\ndef forward(ctx, x):\n    return x\n',
-        ),
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        names = {
-            "torch.cuda.amp.custom_fwd": "custom_fwd",
-            "torch.cuda.amp.custom_bwd": "custom_bwd",
-        }
-        for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            for func in ctx.by_type[kind]:
-                for deco in func.decorator_list:  # type: ignore[attr-defined]
-                    target = deco.func if isinstance(deco, ast.Call) else deco
-                    new = names.get(ctx.qualname(target) or "")
-                    if new is None:
-                        continue
-                    edits = []
-                    if ctx.torch_is("torch"):
-                        if isinstance(deco, ast.Call):
-                            edits = [
-                                replace(deco.func, f"torch.amp.{new}"),
-                                add_keyword(ctx.lines, deco, 'device_type="cuda"'),
-                            ]
-                        else:
-                            edits = [replace(deco, f'torch.amp.{new}(device_type="cuda")')]
-                    yield Report(deco, edits)
 
 
 class ResetMaxMemory(Rule):
@@ -196,8 +22,12 @@ class ResetMaxMemory(Rule):
     code = "PTT004"
     name = "reset-max-memory"
     severity = "error"
-    message = (
-        "`reset_max_memory_allocated` is deprecated: use `torch.cuda.reset_peak_memory_stats()`"
+    message = "`{old}` is deprecated: use `torch.cuda.reset_peak_memory_stats()`"
+    message_zh = "`{old}` 已弃用：请改用 `torch.cuda.reset_peak_memory_stats()`"
+    message_args = {"old": "reset_max_memory_allocated"}
+    why_zh = (
+        "`torch.cuda.reset_max_memory_allocated` 和 `reset_max_memory_cached` 调用时会警告：它们如今"
+        "实际调用的就是 `torch.cuda.reset_peak_memory_stats`，会重置所有峰值计数器，不如直接调用它。"
     )
     tip = "measure-gpu-memory"
     fixable = True
@@ -220,11 +50,7 @@ class ResetMaxMemory(Rule):
                 edits = []
                 if isinstance(call.func, ast.Attribute):
                     edits = [rename_attribute(call.func, "reset_peak_memory_stats")]
-                yield Report(
-                    call,
-                    edits,
-                    f"`{old}` is deprecated: use `torch.cuda.reset_peak_memory_stats()`",
-                )
+                yield Report(call, edits, {"old": old})
 
 
 class MemoryCached(Rule):
@@ -234,7 +60,13 @@ class MemoryCached(Rule):
     code = "PTT005"
     name = "memory-cached"
     severity = "error"
-    message = "`torch.cuda.memory_cached` was renamed: use `torch.cuda.memory_reserved()`"
+    message = "`torch.cuda.{old}` was renamed: use `torch.cuda.{new}()`"
+    message_zh = "`torch.cuda.{old}` 已改名：请改用 `torch.cuda.{new}()`"
+    message_args = {"old": "memory_cached", "new": "memory_reserved"}
+    why_zh = (
+        "`torch.cuda.memory_cached` 和 `max_memory_cached` 已分别改名为 `memory_reserved` 和"
+        " `max_memory_reserved`，旧名称调用时会发出警告。"
+    )
     tip = "measure-gpu-memory"
     fixable = True
     fix_safety = "safe"
@@ -257,99 +89,7 @@ class MemoryCached(Rule):
                     if isinstance(call.func, ast.Attribute)
                     else []
                 )
-                yield Report(
-                    call, edits, f"`torch.cuda.{old}` was renamed: use `torch.cuda.{new}()`"
-                )
-
-
-class AutogradVariable(Rule):
-    """`torch.autograd.Variable` has been a no-op wrapper since PyTorch 0.4: tensors carry
-    `requires_grad` themselves, and `volatile=True` no longer does anything (use
-    `torch.no_grad()`)."""
-
-    code = "PTT006"
-    name = "autograd-variable"
-    severity = "info"
-    message = "`Variable` is a no-op since PyTorch 0.4: use the tensor itself (with `requires_grad=True` where needed)"
-    tip = "variable-is-gone"
-    VALID = ("import torch\nx = torch.zeros(3, requires_grad=True)\n",)
-    INVALID = (
-        "import torch\nfrom torch.autograd import Variable\nx = Variable(torch.zeros(3), requires_grad=True)\n",
-        "import torch\nx = torch.autograd.Variable(batch).cuda()\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        for call in ctx.calls("torch.autograd.Variable", "torch.autograd.variable.Variable"):
-            yield Report(call)
-
-
-_INPLACE_EXEMPT = {"requires_grad_", "share_memory_", "retain_grad_"}
-
-
-class TensorData(Rule):
-    """Writing through `.data` changes a tensor behind autograd's back: no version-counter
-    check, so a value that backward still needs can be overwritten silently. Update
-    parameters under `torch.no_grad()`, initialise them with `nn.init` (which already runs
-    without grad), and use `.detach()` to read a value without its graph."""
-
-    code = "PTT007"
-    name = "tensor-data"
-    severity = "info"
-    message = "`.data` bypasses autograd's checks: use `.detach()`, or `torch.no_grad()` for in-place updates"
-    tip = "variable-is-gone"
-    VALID = (
-        "import torch\nwith torch.no_grad():\n    w -= lr * w.grad\nlast = loss.detach()\n",
-        "import torch\nx = dataset.data\nn = len(batch.data)\n",
-        "class Rows:\n    def __init__(self, rows):\n        self.data = rows\n        self.data += [0]\n",
-    )
-    INVALID = (
-        "import torch\nw.data -= lr * w.grad\n",
-        "import torch\nw.grad.data.zero_()\n",
-        "import torch\nfrom torch import nn\nnn.init.kaiming_normal_(m.weight.data)\n",
-        "import torch\nfor x, y in data:\n    loss = f(x, y)\n    loss.backward()\n    last = loss.data\n",
-        "import torch\nm.weight.data.normal_(0.0, 0.02)\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        loss_names = set()
-        for loop in ctx.training_loops:
-            loss_names |= ctx.loss_names(loop)
-        for node in ctx.by_type[ast.Attribute]:
-            assert isinstance(node, ast.Attribute)
-            if node.attr != "data" or not isinstance(node.ctx, ast.Load | ast.Store):
-                continue
-            parent = ctx.parent(node)
-            value = node.value
-            if isinstance(value, ast.Name) and value.id in {"self", "cls"}:
-                continue  # a Dataset's own `self.data` attribute, not Tensor.data
-            hit = (
-                (
-                    # x.grad.data
-                    isinstance(value, ast.Attribute) and value.attr == "grad"
-                )
-                or (
-                    # w.data -= ... / w.data = ...
-                    isinstance(node.ctx, ast.Store)
-                    and isinstance(parent, ast.AugAssign | ast.Assign)
-                )
-                or (
-                    # w.data.zero_()
-                    isinstance(parent, ast.Attribute)
-                    and parent.attr.endswith("_")
-                    and not parent.attr.endswith("__")
-                    and parent.attr not in _INPLACE_EXEMPT
-                    and isinstance(ctx.parent(parent), ast.Call)
-                )
-                or (
-                    # nn.init.xxx_(m.weight.data)
-                    isinstance(parent, ast.Call)
-                    and node in parent.args
-                    and (ctx.qualname(parent.func) or "").startswith("torch.nn.init.")
-                )
-                or (isinstance(value, ast.Name) and value.id in loss_names)
-            )
-            if hit:
-                yield Report(node)
+                yield Report(call, edits, {"old": old, "new": new})
 
 
 class DeprecatedAlias(Rule):
@@ -361,6 +101,11 @@ class DeprecatedAlias(Rule):
     name = "clip-grad-norm-alias"
     severity = "error"
     message = "`clip_grad_norm` is deprecated: use `torch.nn.utils.clip_grad_norm_`"
+    message_zh = "`clip_grad_norm` 已弃用：请改用 `torch.nn.utils.clip_grad_norm_`"
+    why_zh = (
+        "`torch.nn.utils.clip_grad_norm`（结尾没有下划线）是 `clip_grad_norm_` 已弃用的别名；后者原地"
+        "裁剪梯度并返回总范数：调用方式相同，只是换个名字。"
+    )
     tip = "gradient-clipping"
     fixable = True
     fix_safety = "safe"
@@ -407,7 +152,13 @@ class InitWithoutUnderscore(Rule):
     code = "PTT009"
     name = "init-without-underscore"
     severity = "error"
-    message = "deprecated `nn.init` alias: use the in-place version ending in `_`"
+    message = "`nn.init.{old}` is deprecated: use `nn.init.{old}_`"
+    message_zh = "`nn.init.{old}` 已弃用：请改用 `nn.init.{old}_`"
+    message_args = {"old": "xavier_normal"}
+    why_zh = (
+        "`torch.nn.init` 中不带结尾下划线的函数（`xavier_normal`、`kaiming_uniform` 等）是已弃用的别名，"
+        "调用时会警告；带 `_` 的版本在 `no_grad` 下原地填充张量，效果与这些别名完全相同。"
+    )
     tip = "weight-init-apply"
     fixable = True
     fix_safety = "safe"
@@ -427,7 +178,7 @@ class InitWithoutUnderscore(Rule):
                     if isinstance(call.func, ast.Attribute)
                     else []
                 )
-                yield Report(call, edits, f"`nn.init.{old}` is deprecated: use `nn.init.{old}_`")
+                yield Report(call, edits, {"old": old})
 
 
 class JitScript(Rule):
@@ -441,10 +192,18 @@ class JitScript(Rule):
     message = (
         "TorchScript is deprecated: use `torch.compile` to fuse code, `torch.export` to deploy it"
     )
+    message_zh = "TorchScript 已弃用：加速代码用 `torch.compile`，部署用 `torch.export`"
+    why_zh = (
+        "TorchScript 已被弃用：在 PyTorch 2.13 中，`torch.jit.script` 和 `torch.jit.trace` 会发出"
+        " `DeprecationWarning`，并指向 `torch.compile`（用来加速代码）或 `torch.export`（用来部署）。"
+    )
     tip = "torch-compile-fusion"
     VALID = ("import torch\nfused = torch.compile(gelu)\n",)
     INVALID = (
-        "import torch\n\n@torch.jit.script\ndef gelu(x):\n    return x * torch.sigmoid(1.702 * x)\n",
+        Invalid(
+            "import torch\n\n@torch.jit.script\ndef gelu(x):\n    return x * torch.sigmoid(1.702 * x)\n",
+            instead="import torch\n\n@torch.compile\ndef gelu(x):\n    return x * torch.sigmoid(1.702 * x)\n",
+        ),
         "import torch\ntraced = torch.jit.trace(model, example)\n",
     )
 
