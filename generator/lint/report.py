@@ -3,8 +3,9 @@
 * ``text``: ``path:line:col: CODE message (tip: <id>)`` per finding, then one summary line;
 * ``json``: a list of objects with the keys ``path``, ``line``, ``column``, ``rule``,
   ``tip``, ``message``, ``severity``, ``fixable``;
-* ``sarif``: one run for GitHub code scanning; every rule carries its description and a
-  ``helpUri`` to its tip page, and files that could not be read become tool notifications.
+* ``sarif``: one run for GitHub code scanning; every rule carries its description and, when
+  the site's public address is set (``$PYTORCH_TIPS_SITE_URL``), a ``helpUri`` to its tip
+  page; files that could not be read become tool notifications.
 
 Files that could not be checked are written to standard error in every format, one line
 each (``path:line:col: message``), so standard output stays machine-readable.
@@ -13,7 +14,6 @@ each (``path:line:col: message``), so standard output stays machine-readable.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
@@ -25,25 +25,22 @@ from generator.lint.rules.base import Rule
 
 FORMATS = ("text", "json", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-#: Where the site lives when ``mkdocs.yml`` cannot be read (an installed package).
-DEFAULT_SITE_URL = "http://127.0.0.1:8000/"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def site_url() -> str:
-    """The site's base URL, from ``site_url`` in ``mkdocs.yml`` (ending in ``/``)."""
-    try:
-        text = (paths.ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    except OSError:
-        return DEFAULT_SITE_URL
-    match = re.search(r"^site_url:\s*['\"]?([^'\"\s#]+)", text, re.M)
-    url = match.group(1) if match else DEFAULT_SITE_URL
-    return url if url.endswith("/") else url + "/"
+    """The site's public address, ending in ``/``, or "" while none is set.
+
+    It is ``$PYTORCH_TIPS_SITE_URL``, the setting mkdocs.yml reads as ``site_url`` too
+    (`generator.paths.site_url`), so a deployment sets it once for the site and the lint.
+    """
+    return paths.site_url()
 
 
 def tip_url(tip: str, base: str | None = None) -> str:
-    """The page of ``tip`` on the site."""
-    return f"{base or site_url()}tips/{tip}/"
+    """The page of ``tip``: absolute under the public address, else relative to the site's
+    root (``tips/<id>/``); never a local server's address."""
+    return f"{site_url() if base is None else base}tips/{tip}/"
 
 
 def text_line(finding: Finding) -> str:
@@ -104,17 +101,29 @@ def _location(path: str, line: int, column: int, end_line: int = 0, end_column: 
 
 
 def sarif_rule(rule: type[Rule], base: str) -> dict:
-    """The ``reportingDescriptor`` of one rule."""
-    url = tip_url(rule.tip, base)
+    """The ``reportingDescriptor`` of one rule.
+
+    SARIF 2.1.0 wants an absolute URI in ``helpUri`` (section 3.49.12), so without a public
+    address (``base`` is "") there is none, and the help names the tip and the command that
+    shows it offline.
+    """
+    if base:
+        url = tip_url(rule.tip, base)
+        links = {"helpUri": url}
+        text, markdown = f"Tip: {url}", f"Tip: [{rule.tip}]({url})"
+    else:
+        links = {}
+        show = f"pytorch-tips show {rule.tip}"
+        text, markdown = f"Tip: {rule.tip} ({show})", f"Tip: {rule.tip} (`{show}`)"
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.message},
         "fullDescription": {"text": rule.description()},
-        "helpUri": url,
+        **links,
         "help": {
-            "text": f"{rule.description()} Tip: {url}",
-            "markdown": f"{rule.description()}\n\nTip: [{rule.tip}]({url})",
+            "text": f"{rule.description()} {text}",
+            "markdown": f"{rule.description()}\n\n{markdown}",
         },
         "defaultConfiguration": {"level": _LEVELS[rule.severity]},
         "properties": {
@@ -156,7 +165,8 @@ def sarif(result: LintResult, rules: Sequence[type[Rule]] = RULES, version: str 
                 "tool": {
                     "driver": {
                         "name": "pytorch-tips-lint",
-                        "informationUri": f"{base}lint/",
+                        # absolute, like helpUri (SARIF 2.1.0, section 3.19.17)
+                        **({"informationUri": f"{base}lint/"} if base else {}),
                         "version": version,
                         "rules": [sarif_rule(r, base) for r in rules],
                     }
