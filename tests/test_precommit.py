@@ -1,9 +1,11 @@
 """The pre-commit hook of .pre-commit-hooks.yaml, run for real by pre-commit.
 
-``pre-commit try-repo`` installs the hook the way a user's pre-commit does (a fresh virtualenv,
-``pip install .`` of the hook repository: the base package only) and runs it on the files of
-a scratch git repository. The hook repository is a committed snapshot of this checkout's
-working tree, so uncommitted changes are tried too and both runs share one hook install.
+A scratch git repository's ``.pre-commit-config.yaml`` names this repository's hook, as a
+user's does, and ``pre-commit run`` installs it (a fresh virtualenv, ``pip install .`` of the
+hook repository: the base package only) and runs it on a bad file and a clean one. The hook
+repository is a committed snapshot of this checkout's working tree, so uncommitted changes are
+tried too. (``pre-commit try-repo`` does the same but installs the hook into a throwaway store
+on every call: two installs instead of one, about 25 s each here.)
 """
 
 from __future__ import annotations
@@ -50,8 +52,16 @@ def _snapshot(dest: Path) -> Path:
 
 def test_the_hook_reports_a_finding_and_passes_a_clean_file(tmp_path: Path) -> None:
     hook_repo = _snapshot(tmp_path / "hook-repo")
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     work = tmp_path / "work"
     work.mkdir()
+    (work / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hook_repo}\n    rev: {rev}\n    hooks:\n"
+        "      - id: pytorch-tips-lint\n",
+        encoding="utf-8",
+    )
     (work / "train.py").write_text(BAD_LOAD, encoding="utf-8")
     (work / "clean.py").write_text(CLEAN_LOAD, encoding="utf-8")
     _git(work, "init", "-q")
@@ -59,10 +69,9 @@ def test_the_hook_reports_a_finding_and_passes_a_clean_file(tmp_path: Path) -> N
     home = tmp_path / "pre-commit-home"
     env = installs.pip_env() | {"PRE_COMMIT_HOME": str(home)}
 
-    def try_repo(*files: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo)]
+    def run(*files: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*cmd, "pytorch-tips-lint", "--files", *files],
+            [sys.executable, "-m", "pre_commit", "run", "--files", *files],
             cwd=work,
             env=env,
             capture_output=True,
@@ -70,13 +79,14 @@ def test_the_hook_reports_a_finding_and_passes_a_clean_file(tmp_path: Path) -> N
             timeout=600,
         )
 
-    found = try_repo("train.py")
+    found = run("train.py")
     assert found.returncode == 1, found.stdout + found.stderr
+    assert "pytorch-tips lint" in found.stdout and "Failed" in found.stdout
     assert "train.py:2:9: PTT011" in found.stdout, found.stdout
-    clean = try_repo("clean.py")
+    clean = run("clean.py")
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "pytorch-tips lint" in clean.stdout and "Passed" in clean.stdout
-    # the hook's environment holds the base package, not torch
+    # one hook environment, holding the base package and the records, not torch or MkDocs
     (site,) = home.glob("repo*/py_env-*/lib/python*/site-packages")
     assert (site / "generator" / "_tips" / "_glossary.yaml").is_file()
     assert not (site / "torch").exists() and not (site / "mkdocs").exists()
