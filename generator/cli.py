@@ -4,9 +4,9 @@ to exit codes.
 Exit codes: 0 success, 1 invalid records / stale files / failed run / nothing found,
 2 bad usage or input or a missing extra, 130 interrupted. User errors print one line, never a
 traceback. Commands import torch only when they need it; one that needs an extra the install
-lacks (torch, MkDocs) says which, in one line, before it starts. Each capability's ``cli`` module defines its
-own commands (`generator.command.Command`); ``validate`` lives here, where the records and the
-lint rules they cite are both known.
+lacks (torch, MkDocs), or a checkout, says so in one line before it starts. Each capability's
+``cli`` module defines its own commands (`generator.command.Command`); ``validate`` lives
+here, where the records and the lint rules they cite are both known.
 """
 
 from __future__ import annotations

@@ -65,9 +65,8 @@ def unmet(name: str, needs: tuple[str, ...]) -> str | None:
         if need == CHECKOUT:
             if not paths.CHECKOUT:
                 return (
-                    f"pytorch-tips {name} works in a checkout of the repository (it uses its "
-                    "snippets/, docs/ and benchmarks/), not in an installed package: clone the "
-                    "repository and run `pip install -e .` there"
+                    f"pytorch-tips {name} works in a checkout of the repository, not in an "
+                    "installed package: clone the repository and run `pip install -e .` there"
                 )
             continue
         for module in EXTRAS[need]:
