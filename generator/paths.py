@@ -3,7 +3,7 @@
 In a checkout (a clone, or an editable install of one) everything is relative to the repository
 root: the records in ``tips/``, the generated ``snippets/``, the pages in ``docs/``. An installed
 wheel has no repository around it: its build copies ``tips/`` into the package as
-``generator/_tips/`` (``[tool.hatch.build.targets.wheel.force-include]`` in pyproject.toml), and
+``generator/_tips/`` (``[tool.hatch.build.targets.wheel]`` in pyproject.toml), and
 only the commands that read the records work there (`CHECKOUT` is False).
 """
 

@@ -37,10 +37,14 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def editable_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def editable_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return installs.build_wheel(tmp_path_factory, editable=True)
+
+
+@pytest.fixture(scope="session")
+def editable_env(tmp_path_factory: pytest.TempPathFactory, editable_wheel: Path) -> Path:
     # paths needs nothing beyond the standard library: the package alone shows where it reads
-    editable = installs.build_wheel(tmp_path_factory, editable=True)
-    return installs.make_env(tmp_path_factory, "editable", "--no-deps", str(editable))
+    return installs.make_env(tmp_path_factory, "editable", "--no-deps", str(editable_wheel))
 
 
 def _tips(env: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -155,8 +159,13 @@ def test_commands_that_need_more_say_what_in_one_line(
 
 
 def test_an_editable_install_reads_the_records_of_the_checkout(
-    editable_env: Path, tmp_path: Path
+    editable_wheel: Path, editable_env: Path, tmp_path: Path
 ) -> None:
+    # a .pth to the checkout, and no copy of the records that could go stale
+    names = zipfile.ZipFile(editable_wheel).namelist()
+    assert [n for n in names if not n.startswith("pytorch_tips-")] == [
+        "_editable_impl_pytorch_tips.pth"
+    ]
     code = "import generator; from generator import paths; print(generator.__file__, paths.TIPS)"
     proc = subprocess.run(
         [str(installs.bin_dir(editable_env) / "python"), "-c", code],
