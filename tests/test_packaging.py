@@ -1,6 +1,8 @@
 """The package as users install it.
 
-* The wheel (``pip wheel .``) carries every subpackage, the templates and the tip records.
+* The wheel carries every subpackage, the templates and the tip records. It is built by the
+  PEP 517 hook that ``pip wheel .`` and ``python -m build`` call, from this venv's hatchling
+  (the locked version), which spares an isolated build environment per run.
 * Installed in a fresh venv, outside the checkout, with the base dependencies only, it has no
   torch, MkDocs or numpy, and ``pytorch-tips`` validates, searches, shows, composes and lints
   there; the commands that need more say in one line what to install.
