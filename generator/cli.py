@@ -2,10 +2,11 @@
 to exit codes.
 
 Exit codes: 0 success, 1 invalid records / stale files / failed run / nothing found,
-2 bad usage or input, 130 interrupted. User errors print one line, never a traceback.
-Commands import torch only when they need it. Each capability's ``cli`` module defines its
-own commands (`generator.command.Command`); ``validate`` lives here, where the records and the
-lint rules they cite are both known.
+2 bad usage or input or a missing extra, 130 interrupted. User errors print one line, never a
+traceback. Commands import torch only when they need it; one that needs an extra the install
+lacks (torch, MkDocs), or a checkout, says so in one line before it starts. Each capability's
+``cli`` module defines its own commands (`generator.command.Command`); ``validate`` lives
+here, where the records and the lint rules they cite are both known.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from generator.command import Command, print_line
+from generator.command import Command, extra_of, install_hint, print_line, unmet
 from generator.errors import InvalidRecords, UserError
 
 #: The order of the commands in ``--help``.
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in commands().items():
         p = sub.add_parser(name, help=command.help, description=command.help)
-        p.set_defaults(handler=command.handler)
+        p.set_defaults(handler=command.handler, _name=name, _needs=command.needs)
         command.add_arguments(p)
     return parser
 
@@ -92,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status."""
     args = build_parser().parse_args(argv)
     try:
+        why = unmet(args._name, args._needs)  # before anything is read or written
+        if why:
+            raise UserError(why)
         return args.handler(args)
     except InvalidRecords as err:
         for problem in err.problems:
@@ -101,6 +105,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as err:
         sys.stderr.write(f"error: {err}\n")
         return err.exit_code
+    except ModuleNotFoundError as err:
+        extra = extra_of(err.name or "")
+        if extra is None:
+            raise
+        sys.stderr.write(
+            f"error: pytorch-tips {args._name} needs the [{extra}] extra ({err.name} is not "
+            f"installed): {install_hint(extra)}\n"
+        )
+        return 2
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130

@@ -115,20 +115,70 @@ def test_a_fresh_scaffold_is_flagged_until_filled_in(tmp_path: Path) -> None:
         ["search", "memory"],
         ["show", "zero-grad-set-to-none"],
         ["compose", "--amp", "--accum", "4", "--ddp"],
+        ["lint", str(paths.ROOT / "snippets" / "zero-grad-set-to-none" / "after.py")],
     ],
     ids=lambda a: a[0],
 )
 def test_light_commands_do_not_import_torch(argv: list[str]) -> None:
+    """The base install's commands import none of the extras' packages (tests/test_packaging.py
+    runs them where those are not installed at all)."""
     code = (
         "import sys, contextlib, io\n"
         "from generator.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    rc = main({argv!r})\n"
         "assert rc in (0, 1), rc\n"
-        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "heavy = [m for m in ('torch', 'numpy', 'mkdocs', 'tqdm') if m in sys.modules]\n"
+        "assert not heavy, f'imported {heavy}'\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_missing_extra_is_named_in_one_line_before_anything_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: object) -> object:
+        return None if name.split(".")[0] == "mkdocs" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    wrote = []
+    monkeypatch.setattr("generator.site.pages.write_pages", lambda *a, **k: wrote.append(a))
+    assert main(["build"]) == 2
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "error: pytorch-tips build needs the [site] extra (mkdocs is not installed): "
+        "pip install -e '.[site]'"
+    ]
+    assert out == "" and wrote == []
+
+
+def test_an_extra_module_missing_at_run_time_is_one_line_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The net under the check above: a command that imports a package of an extra without
+    declaring it still ends in one line naming the extra, and any other missing module is a
+    bug that keeps its traceback."""
+    from generator.command import Command
+    from generator.records import cli as records_cli
+
+    def needs(module: str) -> Command:
+        def handler(args: object) -> int:
+            raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+
+        return records_cli.COMMANDS["show"]._replace(handler=handler)
+
+    monkeypatch.setitem(records_cli.COMMANDS, "show", needs("torch.utils.benchmark"))
+    assert main(["show", "zero-grad-set-to-none"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: pytorch-tips show needs the [run] extra (torch.utils.benchmark")
+    monkeypatch.setitem(records_cli.COMMANDS, "show", needs("no_such_module"))
+    with pytest.raises(ModuleNotFoundError):
+        main(["show", "zero-grad-set-to-none"])
 
 
 def test_run_executes_a_tip_like_the_suite_does(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from generator.command import Command, print_line, relative
+from generator.command import CHECKOUT, Command, print_line, relative
 from generator.errors import NotFound, UserError
 from generator.records.cli import positive_int
 
@@ -102,6 +102,9 @@ def _add_bench(p: argparse.ArgumentParser) -> None:
 
 COMMANDS = {
     "bench": Command(
-        "Measure before vs after of speed and memory tips (writes JSON).", _add_bench, cmd_bench
+        "Measure before vs after of speed and memory tips (writes JSON).",
+        _add_bench,
+        cmd_bench,
+        needs=(CHECKOUT, "bench"),
     ),
 }

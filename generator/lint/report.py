@@ -6,8 +6,9 @@ and the rule list of ``--list-rules``.
 * ``json``: a list of objects with the keys ``path``, ``line``, ``column``, ``rule``,
   ``tip``, ``message``, ``severity``, ``fixable`` (``--fix`` applies its fix) and ``fix``
   (the fix's applicability: ``safe``, ``unsafe`` or null);
-* ``sarif``: one run for GitHub code scanning; every rule carries its description and a
-  ``helpUri`` to its rule page, and files that could not be read become tool notifications.
+* ``sarif``: one run for GitHub code scanning; every rule carries its description and, when
+  the site's public address is set (``$PYTORCH_TIPS_SITE_URL``), a ``helpUri`` to its rule
+  page; files that could not be read become tool notifications.
 
 Messages and labels come in English or Chinese: the rules carry their own messages, and the
 labels (severity names, the summary line) are those of ``generator/templates/site/ui.yaml``,
@@ -19,7 +20,6 @@ so standard output stays machine-readable.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
@@ -31,25 +31,22 @@ from generator.lint.rules.base import Rule
 
 FORMATS = ("text", "json", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-#: Where the site lives when ``mkdocs.yml`` cannot be read (an installed package).
-DEFAULT_SITE_URL = "http://127.0.0.1:8000/"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def site_url() -> str:
-    """The site's base URL, from ``site_url`` in ``mkdocs.yml`` (ending in ``/``)."""
-    try:
-        text = (paths.ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    except OSError:
-        return DEFAULT_SITE_URL
-    match = re.search(r"^site_url:\s*['\"]?([^'\"\s#]+)", text, re.M)
-    url = match.group(1) if match else DEFAULT_SITE_URL
-    return url if url.endswith("/") else url + "/"
+    """The site's public address, ending in ``/``, or "" while none is set.
+
+    It is ``$PYTORCH_TIPS_SITE_URL``, the setting mkdocs.yml reads as ``site_url`` too
+    (`generator.paths.site_url`), so a deployment sets it once for the site and the lint.
+    """
+    return paths.site_url()
 
 
 def tip_url(tip: str, base: str | None = None) -> str:
-    """The page of ``tip`` on the site."""
-    return f"{base or site_url()}tips/{tip}/"
+    """The page of ``tip``: absolute under the public address, else relative to the site's
+    root (``tips/<id>/``); never a local server's address."""
+    return f"{site_url() if base is None else base}tips/{tip}/"
 
 
 def rule_path(code: str) -> str:
@@ -58,8 +55,9 @@ def rule_path(code: str) -> str:
 
 
 def rule_url(code: str, base: str | None = None) -> str:
-    """The page of the rule ``code`` on the site."""
-    return f"{base or site_url()}{rule_path(code)}"
+    """The page of the rule ``code``: absolute under the public address, else relative to the
+    site's root, like `tip_url`."""
+    return f"{site_url() if base is None else base}{rule_path(code)}"
 
 
 def labels_for(lang: str = "en", labels: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -162,19 +160,32 @@ def _location(path: str, line: int, column: int, end_line: int = 0, end_column: 
 
 
 def sarif_rule(rule: type[Rule], base: str, lang: str = "en") -> dict:
-    """The ``reportingDescriptor`` of one rule."""
-    url = tip_url(rule.tip, base)
-    page = rule_url(rule.code, base)
+    """The ``reportingDescriptor`` of one rule.
+
+    SARIF 2.1.0 wants an absolute URI in ``helpUri`` (section 3.49.12), so without a public
+    address (``base`` is "") there is none, and the help names the rule and the commands that
+    explain it offline.
+    """
     why = rule.why(lang)
+    if base:
+        url, page = tip_url(rule.tip, base), rule_url(rule.code, base)
+        links = {"helpUri": page}
+        text = f"Rule: {page} Tip: {url}"
+        markdown = f"Rule: [{rule.code}]({page}) · Tip: [{rule.tip}]({url})"
+    else:
+        links = {}
+        explain, show = f"pytorch-tips lint --explain {rule.code}", f"pytorch-tips show {rule.tip}"
+        text = f"Rule: {explain} Tip: {rule.tip} ({show})"
+        markdown = f"Rule: `{explain}` · Tip: {rule.tip} (`{show}`)"
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.message_in(lang)},
         "fullDescription": {"text": why},
-        "helpUri": page,
+        **links,
         "help": {
-            "text": f"{why} Rule: {page} Tip: {url}",
-            "markdown": f"{why}\n\nRule: [{rule.code}]({page}) · Tip: [{rule.tip}]({url})",
+            "text": f"{why} {text}",
+            "markdown": f"{why}\n\n{markdown}",
         },
         "defaultConfiguration": {"level": _LEVELS[rule.severity], "enabled": rule.default},
         "properties": {
@@ -222,7 +233,8 @@ def sarif(
                 "tool": {
                     "driver": {
                         "name": "pytorch-tips-lint",
-                        "informationUri": f"{base}lint/",
+                        # absolute, like helpUri (SARIF 2.1.0, section 3.19.17)
+                        **({"informationUri": f"{base}lint/"} if base else {}),
                         "version": version,
                         "rules": [sarif_rule(r, base, lang) for r in rules],
                     }

@@ -9,7 +9,7 @@ import json
 import sys
 
 from generator import paths
-from generator.command import Command, print_line, relative
+from generator.command import CHECKOUT, Command, print_line, relative
 from generator.errors import NotFound, UserError
 from generator.records.taxonomy import CATEGORIES, DEVICES, TAGS
 
@@ -211,12 +211,28 @@ COMMANDS = {
     "search": Command(
         "Full-text search over titles, summaries, prose, tags and code.", _add_search, cmd_search
     ),
-    "new": Command("Create tips/ID.yaml from the template (never overwrites).", _add_new, cmd_new),
-    "snippets": Command(
-        "Write the generated files: snippets/ and tips/schema.json.", _add_snippets, cmd_snippets
+    "new": Command(
+        "Create tips/ID.yaml from the template (never overwrites).",
+        _add_new,
+        cmd_new,
+        needs=(CHECKOUT,),
     ),
-    "check": Command("Exit 1 naming each generated file that is stale.", lambda p: None, cmd_check),
+    "snippets": Command(
+        "Write the generated files: snippets/ and tips/schema.json.",
+        _add_snippets,
+        cmd_snippets,
+        needs=(CHECKOUT,),
+    ),
+    "check": Command(
+        "Exit 1 naming each generated file that is stale.",
+        lambda p: None,
+        cmd_check,
+        needs=(CHECKOUT,),
+    ),
     "run": Command(
-        "Run a tip's snippets and checks the way the test suite does.", _add_run, cmd_run
+        "Run a tip's snippets and checks the way the test suite does.",
+        _add_run,
+        cmd_run,
+        needs=("run",),
     ),
 }

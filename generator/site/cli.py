@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from generator import paths
-from generator.command import Command, print_line
+from generator.command import CHECKOUT, Command, print_line
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -53,9 +53,15 @@ def _add_serve(p: argparse.ArgumentParser) -> None:
 
 COMMANDS = {
     "build": Command(
-        "Render the pages from tips/ and build the site (strict).", _add_build, cmd_build
+        "Render the pages from tips/ and build the site (strict).",
+        _add_build,
+        cmd_build,
+        needs=(CHECKOUT, "site"),
     ),
     "serve": Command(
-        "Build the site, then serve it on http://127.0.0.1:8000.", _add_serve, cmd_serve
+        "Build the site, then serve it on http://127.0.0.1:8000.",
+        _add_serve,
+        cmd_serve,
+        needs=(CHECKOUT, "site"),
     ),
 }

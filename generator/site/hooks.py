@@ -203,10 +203,16 @@ def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
 
 @event_priority(-200)  # after mkdocs-static-i18n (priority -100) has built every language
 def on_post_build(config):  # noqa: ANN001, ANN201
-    """Index the whole built site (both languages) for search, once per build."""
+    """Index the whole built site (both languages) for search, once per build; drop the
+    sitemap while the site has no public address."""
     if _nested(config):
         return  # a language build nested in the main one: the main build indexes everything
     tool_runtime.write_runtime(_state["runtime"], Path(config["site_dir"]))
+    if not config["site_url"]:
+        # A sitemap lists absolute URLs: without $PYTORCH_TIPS_SITE_URL it would list
+        # "None..." addresses, so there is none.
+        for name in ("sitemap.xml", "sitemap.xml.gz"):
+            (Path(config["site_dir"]) / name).unlink(missing_ok=True)
     try:
         sitesearch.build_index(Path(config["site_dir"]))
     except UserError as err:

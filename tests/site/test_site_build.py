@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from generator import paths
 from generator.records import cjk
 from generator.records.load import load_tips
 from generator.records.snippets import snippet_path
@@ -24,6 +25,20 @@ def test_every_tip_has_a_page_in_both_languages(built_site: Path) -> None:
         assert en.exists() and zh.exists(), tip.id
         assert tip.title.en in en.read_text(encoding="utf-8").replace("&amp;", "&")
         assert tip.title.zh in zh.read_text(encoding="utf-8").replace("&amp;", "&")
+
+
+def test_links_use_the_public_address_or_none(built_site: Path) -> None:
+    """Without $PYTORCH_TIPS_SITE_URL no page names a local server and there is no sitemap
+    (its URLs must be absolute); with it, the sitemap lists the pages under that address."""
+    base = paths.site_url()
+    sitemap = built_site / "sitemap.xml"
+    if base:
+        assert f"<loc>{base}tips/gradient-accumulation/</loc>" in sitemap.read_text()
+        return
+    assert not sitemap.exists() and not (built_site / "sitemap.xml.gz").exists()
+    local = re.compile(r'(?:href|src|content)="https?://(?:127\.0\.0\.1|localhost)[:/"]')
+    pages = [p for p in built_site.rglob("*.html") if local.search(p.read_text("utf-8"))]
+    assert not pages, pages[:5]
 
 
 def test_snippet_downloads_resolve(built_site: Path) -> None:
