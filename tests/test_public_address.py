@@ -1,5 +1,5 @@
 """One public address: $PYTORCH_TIPS_SITE_URL is mkdocs.yml's site_url and the base of the
-lint's tip links; unset, links are relative to the site and SARIF has no helpUri (SARIF
+lint's tip and rule links; unset, links are relative to the site and SARIF has no helpUri (SARIF
 2.1.0 wants an absolute URI there), never a local server's address."""
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ def test_with_an_address_links_are_absolute(monkeypatch: pytest.MonkeyPatch) -> 
     driver = json.loads(report.sarif(LintResult()))["runs"][0]["tool"]["driver"]
     assert driver["informationUri"] == f"{SITE}/lint/"
     for rule, descriptor in zip(RULES, driver["rules"], strict=True):
-        url = f"{SITE}/tips/{rule.tip}/"
+        url, page = f"{SITE}/tips/{rule.tip}/", f"{SITE}/lint/rules/{rule.code}/"
         assert (
-            descriptor["helpUri"] == url
+            descriptor["helpUri"] == page  # the rule's page, which links its tip
             and f"[{rule.tip}]({url})" in descriptor["help"]["markdown"]
         )
 
