@@ -24,7 +24,7 @@ def test_the_committed_files_are_valid_and_cover_the_five_problems() -> None:
         "reproducibility",
         "checkpoints",
     }
-    assert 12 <= len(entry_points.checklist.checks) <= 20
+    assert 12 <= len(entry_points.checklist.checks) <= 24  # one page, read in one sitting
 
 
 def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
