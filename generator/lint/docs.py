@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from generator.lint.rules import RULES
 from generator.lint.rules.base import Rule
 from generator.records.schema import Tip
+
+if TYPE_CHECKING:
+    from generator.records.search import Document
 
 #: What users put in `.pre-commit-config.yaml`; the lead sets the public URL and a tag.
 
@@ -81,3 +85,28 @@ def page_markdown(lang: str, tips: Sequence[Tip] | None = None) -> str:
         example_line=line,
         example_summary=summary,
     )
+
+
+def rule_page(code: str) -> str:
+    """The site page of a rule, relative to the language root."""
+    return f"lint/rules/{code}/"
+
+
+def search_documents(lang: str, tips: Sequence[Tip] | None = None) -> list[Document]:
+    """One search document per rule (`generator.records.search`): found by its code, its
+    name, its message and the title of its tip."""
+    from generator.records.search import Document
+
+    return [
+        Document(
+            page=rule_page(row.code),
+            kind="rule",
+            title=f"{row.code}: {row.message}",
+            summary=row.message,
+            own=(row.code,),
+            keywords=(row.code, rule.name.replace("-", " ")),
+            command="lint",
+            id=row.code,
+        )
+        for row, rule in zip(rule_rows(lang, tips), RULES, strict=True)
+    ]

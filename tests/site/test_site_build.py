@@ -35,16 +35,32 @@ def test_snippet_downloads_resolve(built_site: Path) -> None:
             )
 
 
-def test_search_has_one_index_per_language_holding_the_tips(built_site: Path) -> None:
+def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
+    built_site: Path,
+) -> None:
     from generator.records.problems import load_entry_points
-    from generator.site.search import GUIDE_PAGES
 
-    problems = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems
-    pages = len(TIPS) + len(problems) + len(GUIDE_PAGES)  # tips, problem pages, guides
-    for lang, bundle in (("en", built_site / "pagefind"), ("zh", built_site / "zh" / "pagefind")):
+    entry_points = load_entry_points(frozenset(str(t.id) for t in TIPS))
+    for lang, root in (("en", built_site), ("zh", built_site / "zh")):
+        bundle = root / "pagefind"
         entry = json.loads((bundle / "pagefind-entry.json").read_text(encoding="utf-8"))
         assert list(entry["languages"]) == [lang], entry["languages"]
-        assert entry["languages"][lang]["page_count"] == pages
+        directory = json.loads((bundle / "pages.json").read_text(encoding="utf-8"))
+        pages = directory["pages"]
+        # Every indexed page is in the directory, with its Pagefind id, and nothing else.
+        assert entry["languages"][lang]["page_count"] == len(pages)
+        assert all(p["id"] and (root / p["url"] / "index.html").exists() for p in pages)
+        urls = {p["url"] for p in pages}
+        assert {f"tips/{t.id}/" for t in TIPS} <= urls
+        assert {f"problems/{slug}/" for slug in entry_points.problems} <= urls
+        assert {f"{path}/" for path in entry_points.pages} | {"checklist/"} <= urls
+        assert not urls & {"catalog/", "tags/", "benchmarks/", "glossary/", ""}
+        assert "the" in directory["stop"] and directory["stop_zh"]
+        kinds = {p["url"]: p["kind"] for p in pages}
+        assert kinds["composer/"] == kinds["lint/"] == "tool"
+        assert kinds["problems/out-of-memory/"] == "problem"
+        lint = next(p for p in pages if p["url"] == "lint/")
+        assert "PTT020" in lint["words"]  # the page that lists every rule is found by code
     assert not (built_site / "search" / "search_index.json").exists()  # no second engine
     tip = (built_site / "zh" / "tips" / "gradient-accumulation" / "index.html").read_text(
         encoding="utf-8"
@@ -53,6 +69,19 @@ def test_search_has_one_index_per_language_holding_the_tips(built_site: Path) ->
     assert '<span data-pagefind-meta="id">gradient accumulation</span>' in tip
     catalog = (built_site / "catalog" / "index.html").read_text(encoding="utf-8")
     assert "data-pagefind-body" not in catalog  # list pages stay out of the index
+
+
+def test_the_pages_of_tips_pages_yaml_carry_their_title(built_site: Path) -> None:
+    """tips/_pages.yaml repeats each page's H1 for the CLI's results: they must agree."""
+    from generator.records.problems import load_entry_points
+
+    pages = load_entry_points(frozenset(str(t.id) for t in TIPS)).pages
+    for path, page in pages.items():
+        for lang, prefix in (("en", ""), ("zh", "zh/")):
+            html = (built_site / prefix / path / "index.html").read_text(encoding="utf-8")
+            h1 = re.search(r"<h1[^>]*>(.*?)</h1>", html, re.S).group(1)
+            text = re.sub(r"<[^>]+>", "", h1).replace("&para;", "").strip()
+            assert text == page.title.get(lang), (path, lang, text)
 
 
 _CJK_CHAR = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
