@@ -106,11 +106,11 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     write_managed(entry_files, [paths.DOCS / "problems"])
     pages = nav(tips)
     pages.insert(pages.index("coverage.md") + 1, "glossary.md")
+    # The tools and the checklist lead, right after the home page (issue 17).
     pages.insert(pages.index("composer.md") + 1, "lint.md")
+    pages.insert(pages.index("lint.md") + 1, "checklist.md")
     problem_pages = [f"problems/{slug}.md" for slug in entry_points.problems]
-    pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [
-        {"Problems": [*problem_pages, "checklist.md"]}
-    ]
+    pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [{"Problems": problem_pages}]
     config["nav"] = pages
     _state["nav"] = pages
     _state["directory"] = {}
@@ -154,6 +154,7 @@ def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
             "site/home_problems.md.j2",
             problems=entry_points.problems,
             checklist=entry_points.checklist,
+            pages=entry_points.pages,
             lang=_lang(config),
             L=ui.labels()[_lang(config)],
         )

@@ -17,6 +17,8 @@ from generator.records.search import (
     detect_lang,
     query_terms,
     search,
+)
+from generator.records.search import (
     search_documents as rank,
 )
 from generator.records.terms import other_spelling, respelled, variants

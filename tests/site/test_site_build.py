@@ -12,6 +12,7 @@ import pytest
 
 from generator.records import cjk
 from generator.records.load import load_tips
+from generator.records.render import plain_text
 from generator.records.snippets import snippet_path
 
 TIPS = load_tips()
@@ -22,8 +23,9 @@ def test_every_tip_has_a_page_in_both_languages(built_site: Path) -> None:
         en = built_site / "tips" / str(tip.id) / "index.html"
         zh = built_site / "zh" / "tips" / str(tip.id) / "index.html"
         assert en.exists() and zh.exists(), tip.id
-        assert tip.title.en in en.read_text(encoding="utf-8").replace("&amp;", "&")
-        assert tip.title.zh in zh.read_text(encoding="utf-8").replace("&amp;", "&")
+        for path, title in ((en, tip.title.en), (zh, tip.title.zh)):
+            html = path.read_text(encoding="utf-8").replace("&amp;", "&").replace("&#39;", "'")
+            assert f"<title>{plain_text(title)} - " in html, (tip.id, title)
 
 
 def test_snippet_downloads_resolve(built_site: Path) -> None:
@@ -414,3 +416,40 @@ def test_catalog_is_an_unclassed_table_sorted_by_title_with_inline_code() -> Non
         for needle in ('id="filter-text"', 'id="catalog-empty"', 'id="catalog-reset"'):
             assert needle in page
         assert '<div class="tip-filters" id="tip-filters">' in page and "markdown>" not in page
+
+
+def test_no_raw_backticks_in_titles_navigation_or_header(built_site: Path) -> None:
+    """A tip title's code spans are formatted in its H1, and plain text in the browser tab, the
+    sticky header and the navigation (the review counted raw backticks in 11 titles per
+    language)."""
+    pages = sorted(built_site.rglob("index.html"))
+    assert len(pages) > 200
+    seen = 0
+    for path in pages:
+        html = path.read_text(encoding="utf-8")
+        title = re.search(r"<title>(.*?)</title>", html, re.S)
+        texts = [title.group(1)] if title else []
+        texts += re.findall(r'<span class="md-ellipsis">(.*?)</span>', html, re.S)
+        seen += len(texts)
+        raw = [t.strip() for t in texts if "`" in t]
+        assert not raw, (str(path.relative_to(built_site)), raw[:3])
+    assert seen > 10_000  # the navigation of every page was read
+
+
+def test_tip_pages_link_the_composer_resume_and_several_machines(built_site: Path) -> None:
+    ddp = (built_site / "tips" / "ddp-over-dataparallel" / "index.html").read_text(encoding="utf-8")
+    section = ddp[ddp.index('id="compose"') :]
+    assert 'href="../../composer/"' in section  # "The composer applies this tip"
+    assert 'href="../../composer/#multi-node"' in section  # one click to torchrun/SLURM
+    for tip, resume in (
+        ("save-load-state-dict", True),
+        ("exact-data-resume", True),
+        ("tf32-matmul", False),
+    ):
+        for prefix in ("", "zh/"):
+            html = (built_site / prefix / "tips" / tip / "index.html").read_text(encoding="utf-8")
+            assert ('href="../../composer/#script"' in html and "--resume" in html) == resume, tip
+    always = (built_site / "tips" / "zero-grad-set-to-none" / "index.html").read_text(
+        encoding="utf-8"
+    )
+    assert "applies this tip in every" in always

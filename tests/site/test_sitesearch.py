@@ -154,6 +154,11 @@ def test_the_page_directory_holds_own_words_keywords_and_other_spellings() -> No
         ("中文\n<code>x</code>", "中文\n<code>x</code>"),  # Chinese next to code keeps its space
         ("two\nwords", "two\nwords"),  # Latin next to Latin too
         ("<pre>一。\nx</pre>", "<pre>一。\nx</pre>"),
+        # A space with no newline between tags is the writer's: a card's icon and its title.
+        (
+            "条</p>\n<li><span><svg>\n</svg></span> <b>训",
+            "条</p><li><span><svg></svg></span> <b>训",
+        ),
     ],
     ids=[
         "punctuation",
@@ -173,6 +178,7 @@ def test_the_page_directory_holds_own_words_keywords_and_other_spellings() -> No
         "chinese-then-code",
         "latin-latin",
         "pre-punctuation",
+        "icon-space",
     ],
 )
 def test_chinese_lines_are_joined_outside_code(html: str, joined: str) -> None:
