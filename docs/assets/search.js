@@ -72,7 +72,8 @@
   }
 
   // The terms of a text: English words in lower case (dotted names split, stop words out),
-  // and Chinese pairs of characters (a lone character stays itself).
+  // and the characters and pairs of characters of each Chinese run (stop words cut out);
+  // with `all`, every occurrence (for BM25F's term counts), else each term once.
   function terms(text, all) {
     var out = [];
     (text.toLowerCase().match(/[a-z0-9_]+|[\u3400-\u9fff]+/g) || []).forEach(function (w) {
