@@ -5,8 +5,8 @@ Exit codes: 0 success, 1 invalid records / stale files / failed run / nothing fo
 2 bad usage or input or a missing extra, 130 interrupted. User errors print one line, never a
 traceback. Commands import torch only when they need it; one that needs an extra the install
 lacks (torch, MkDocs), or a checkout, says so in one line before it starts. Each capability's
-``cli`` module defines its own commands (`generator.command.Command`); ``validate`` lives
-here, where the records and the lint rules they cite are both known.
+``cli`` module defines its own commands (`generator.command.Command`); ``validate`` and ``search``
+live here, where the records and the lint rules are both known.
 """
 
 from __future__ import annotations
@@ -53,6 +53,66 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tips/)")
 
 
+def search_documents(lang: str) -> list[object]:
+    """Every page ``python -m generator search`` finds in ``lang``: the records' (tips,
+    problems, checklist, tools and guides) and the lint rules'."""
+    from generator.errors import InvalidRecords
+    from generator.lint.docs import search_documents as rule_documents
+    from generator.records.load import load_tips
+    from generator.records.problems import load_entry_points
+    from generator.records.search import record_documents
+
+    tips = load_tips()
+    try:
+        entry_points = load_entry_points(frozenset(str(t.id) for t in tips))
+    except InvalidRecords:
+        entry_points = None  # search still works on the tips
+    return [*record_documents(tips, entry_points, lang), *rule_documents(lang, tips)]
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    import json
+
+    from generator.command import print_line
+    from generator.errors import NotFound
+    from generator.records.search import detect_lang
+    from generator.records.search import search_documents as rank
+
+    query = " ".join(args.query)
+    lang = detect_lang(query) if args.lang == "auto" else args.lang
+    hits = rank(search_documents(lang), query, lang=lang, limit=args.limit)  # type: ignore[arg-type]
+    if args.json:
+        print_line(json.dumps([h.__dict__ for h in hits], ensure_ascii=False, indent=2))
+        return 0 if hits else 1
+    if not hits:
+        raise NotFound(f"nothing matches {query!r}")
+    names = [h.id if h.kind == "tip" else h.page for h in hits]
+    width = max(len(n) for n in names)
+    for rank_, (hit, name) in enumerate(zip(hits, names, strict=True), 1):
+        print_line(f"{rank_:>2}. {name:<{width}}  {hit.title}")
+        if hit.summary:
+            print_line(f"    {'':<{width}}  {hit.summary}")
+        if hit.command and hit.kind == "tool":
+            print_line(f"    {'':<{width}}  python -m generator {hit.command} --help")
+    return 0
+
+
+def _add_search(p: argparse.ArgumentParser) -> None:
+    from generator.records.cli import positive_int
+
+    p.add_argument(
+        "query", nargs="+", help="words, API names (no_grad), rule codes or Chinese (显存)"
+    )
+    p.add_argument(
+        "--lang",
+        choices=["auto", "en", "zh"],
+        default="auto",
+        help="language to search (default: zh for Chinese queries, else en)",
+    )
+    p.add_argument("--limit", type=positive_int, default=10, help="most results (default: 10)")
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+
+
 def commands() -> dict[str, Command]:
     """Every subcommand, by name, in `ORDER`."""
     from generator.bench import cli as bench
@@ -64,6 +124,11 @@ def commands() -> dict[str, Command]:
     found = {
         "validate": Command(
             "Check tip records against the schema and each other.", _add_validate, cmd_validate
+        ),
+        "search": Command(
+            "Search the tips, problem pages, tools and lint rules, best match first.",
+            _add_search,
+            cmd_search,
         ),
         **records.COMMANDS,
         **site.COMMANDS,

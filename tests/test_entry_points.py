@@ -8,18 +8,24 @@ from pathlib import Path
 import pytest
 
 from generator.records.load import load_tips
-from generator.records.problems import CHECKLIST_FILE, PROBLEMS_FILE, check_entry_points
+from generator.records.problems import (
+    CHECKLIST_FILE,
+    PAGES_FILE,
+    PROBLEMS_FILE,
+    check_entry_points,
+)
 
 IDS = {str(t.id) for t in load_tips()}
 
 
-def test_the_committed_files_are_valid_and_cover_the_five_problems() -> None:
+def test_the_committed_files_are_valid_and_cover_the_six_problems() -> None:
     entry_points, problems = check_entry_points(IDS)
     assert problems == []
     assert entry_points is not None
     assert set(entry_points.problems) == {
         "out-of-memory",
         "slow-training",
+        "loss-is-nan",
         "several-gpus",
         "reproducibility",
         "checkpoints",
@@ -28,7 +34,7 @@ def test_the_committed_files_are_valid_and_cover_the_five_problems() -> None:
 
 
 def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
-    source = PROBLEMS_FILE if name == "problems" else CHECKLIST_FILE
+    source = {"problems": PROBLEMS_FILE, "checklist": CHECKLIST_FILE, "pages": PAGES_FILE}[name]
     text = source.read_text(encoding="utf-8")
     assert edit[0] in text
     path = tmp_path / source.name
@@ -63,20 +69,39 @@ def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
             "title.fr",
             "Extra inputs are not permitted",
         ),
+        (
+            "pages",
+            ("    zh: 生成训练脚本\n", "    zh: 显卡内存里生成训练脚本\n"),
+            "composer.title.zh",
+            "the glossary term is '显存'",
+        ),
+        (
+            "pages",
+            ("  command: compose\n", "  command: compose --amp\n"),
+            "composer.command",
+            "should match pattern",
+        ),
     ],
-    ids=["unknown-problem-tip", "unknown-checklist-tip", "glossary", "unknown-key"],
+    ids=[
+        "unknown-problem-tip",
+        "unknown-checklist-tip",
+        "glossary",
+        "unknown-key",
+        "pages-glossary",
+        "pages-command",
+    ],
 )
 def test_a_broken_file_is_reported_with_its_line(
     tmp_path: Path, name: str, edit: tuple[str, str], field: str, reason: str
 ) -> None:
     path = _copy(tmp_path, name, edit)
-    kwargs = {"problems_file": path} if name == "problems" else {"checklist_file": path}
+    kwargs = {f"{name}_file": path}
     _, problems = check_entry_points(IDS, **kwargs)
     assert len(problems) == 1, problems
     problem = problems[0]
     assert problem.field == field and reason in problem.reason, problem
     line = path.read_text(encoding="utf-8").splitlines()[problem.line - 1]
-    assert re.search(r"memroy|everythin|显卡内存|fr:", line), (problem.line, line)
+    assert re.search(r"memroy|everythin|显卡内存|fr:|--amp", line), (problem.line, line)
 
 
 def test_validate_reports_an_unknown_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,12 +1,21 @@
 // Site search: Pagefind in Material's search box (overrides/partials/search.html).
 //
-// The index is built after every MkDocs build by generator/sitesearch.py, one bundle per
+// The index is built after every MkDocs build by generator/site/search.py, one bundle per
 // language (pagefind/, zh/pagefind/), so an English page searches English pages and a
-// Chinese page Chinese ones.
-// Tips come first, then the guide pages (usage, composer, problems...). A query whose words
-// do not all occur in one page falls back to the pages holding the most of them, so a
-// problem typed as a sentence ("training is slow first epoch") still finds something.
-// `?q=words` in the address opens the search with that query.
+// Chinese page Chinese ones. Every kind of page (tips, problems, tools, lint rules, guides) is
+// ranked in one list, by the sum of two scores, each relative to its best page:
+// - the fields: each bundle's pages.json holds every page's title, summary, keywords and the
+//   problem words it leads (a problem's first tip), ranked with BM25F. English terms match up
+//   to their ending (accumulate ~ accumulation); Chinese terms are its characters and pairs of
+//   characters (显存不足: 显, 存, 不, 足, 显存, 存不, 不足), which need no dictionary, where
+//   the browser's word segmenter splits words it does not know (显存) into characters;
+// - the text: Pagefind's score for the whole query, plus each term's on its own, times its
+//   rarity. An extra word ("low GPU utilization") adds to the pages that have it and drops
+//   none that lack it.
+// A "best match" row comes first: the pages whose title or own search words have most of
+// their terms in common with the query. The results are shown PAGE at a time, with a button
+// for the next ones: no cap hides any. `?q=words` in the address opens the search with that
+// query.
 (function () {
   "use strict";
   var root = document.querySelector("[data-tip-search]");
@@ -18,16 +27,24 @@
   var list = root.querySelector(".md-search-result__list");
   var site = new URL(root.dataset.root, location.href); // this language's site root
   var lang = document.documentElement.lang || "en";
-  var LIMIT = 10;
+  var PAGE = 20;
+  // Ranking weights (measured on tests/site/search_queries.yaml): the text and field scores
+  // (each relative to its best page), the whole-query match, a field's weight in BM25F, and
+  // the share of terms a best match has in common with the query (over all terms of both).
+  var W = { text: 1, fields: 1, whole: 1, title: 3, keys: 2, lead: 1, summary: 1, k1: 1.2,
+    b: 0.75, best: 0.6, floor: 0.15 };
   // Matches in the title, the tip id and the keywords (tags, category, problems; see
-  // generator/sitesearch.py) rank above matches in the body text.
+  // generator/site/search.py) rank above matches in the body text.
   var RANKING = { metaWeights: { title: 5, id: 5, keywords: 3 } };
-  // English words that carry no meaning in a query; dropped when other words remain.
-  var STOP = new Set(("a an and are as at be by can do does for from get how i in into is it " +
-    "my of on or so the to what when why with without").split(" "));
+  // Words that carry no meaning in a query, from the page directory (generator/records/terms.py).
+  var STOP = new Set();
+  var STOP_ZH = null;
+  var CJK = /[\u3400-\u9fff]/;
   var pagefind = null;
+  var directory = null;
   var ticket = 0;
   var timer = null;
+  var current = null;
 
   function load() {
     if (!pagefind) {
@@ -36,107 +53,292 @@
         await pf.options({ baseUrl: site.pathname, ranking: RANKING });
         return pf;
       });
+      directory = fetch(new URL("pagefind/pages.json", site).href)
+        .then(function (r) { return r.ok ? r.json() : {}; })
+        .catch(function () { return {}; })
+        .then(function (data) {
+          STOP = new Set(data.stop || []);
+          STOP_ZH = data.stop_zh ? new RegExp(data.stop_zh, "g") : null;
+          var pages = data.pages || [];
+          pages.forEach(function (p) {
+            p.t = { title: terms(p.title, true), keys: terms((p.keys || []).join(" ; "), true),
+              lead: terms((p.lead || []).join(" ; "), true), summary: terms(p.summary || "", true) };
+            p.own = [p.title].concat(p.words || []).map(terms);
+          });
+          return pages;
+        });
     }
     return pagefind;
   }
 
-  function words(query) {
+  // The terms of a text: English words in lower case (dotted names split, stop words out),
+  // and the characters and pairs of characters of each Chinese run (stop words cut out);
+  // with `all`, every occurrence (for BM25F's term counts), else each term once.
+  function terms(text, all) {
+    var out = [];
+    (text.toLowerCase().match(/[a-z0-9_]+|[\u3400-\u9fff]+/g) || []).forEach(function (w) {
+      if (CJK.test(w)) {
+        var run = STOP_ZH ? w.replace(STOP_ZH, "") : w;
+        out.push.apply(out, run.split(""));
+        for (var i = 0; i + 1 < run.length; i++) out.push(run.slice(i, i + 2));
+      } else if (!STOP.has(w)) {
+        out.push(w);
+      }
+    });
+    return all ? out : Array.from(new Set(out));
+  }
+
+  // The words Pagefind looks up: the query's words as the browser segments them.
+  function words(text) {
     var all;
     if (typeof Intl !== "undefined" && Intl.Segmenter) {
       var segmenter = new Intl.Segmenter(lang, { granularity: "word" });
-      all = Array.from(segmenter.segment(query))
+      all = Array.from(segmenter.segment(text))
         .filter(function (s) { return s.isWordLike; })
         .map(function (s) { return s.segment.toLowerCase(); });
     } else {
-      all = query.toLowerCase().split(/\s+/).filter(Boolean);
+      all = text.toLowerCase().split(/\s+/).filter(Boolean);
     }
-    var content = all.filter(function (w) { return !STOP.has(w); });
+    var content = all.filter(function (w) {
+      return !STOP.has(w) && !(STOP_ZH && w.replace(STOP_ZH, "") === "");
+    });
     return Array.from(new Set(content.length ? content : all));
   }
 
-  // Pages of one kind ("tip" or "guide") for the query: those holding every word, best
-  // first, then those holding the most words. `.all` is the number holding every word.
-  async function rank(pf, query, kind) {
-    var options = { filters: { kind: kind } };
-    var parts = words(query);
-    var found = (await pf.search(parts.join(" ") || query, options)).results;
-    found.all = found.length;
-    if (found.length >= LIMIT || parts.length < 2) return found;
-    var seen = new Set(found.map(function (r) { return r.id; }));
-    var partial = new Map();
-    for (var i = 0; i < parts.length; i++) {
-      var results = (await pf.search(parts[i], options)).results;
-      results.forEach(function (r) {
-        if (seen.has(r.id)) return;
-        var entry = partial.get(r.id) || { result: r, score: 0, words: 0 };
-        entry.score += r.score;
-        entry.words += 1;
-        partial.set(r.id, entry);
-      });
-    }
-    var more = Array.from(partial.values()).sort(function (a, b) {
-      return b.words - a.words || b.score - a.score;
-    });
-    var ranked = found.concat(more.map(function (e) { return e.result; }));
-    ranked.all = found.length;
-    return ranked;
+  // Whether two terms are one up to an ending (accumulate ~ accumulation, lint ~ linter).
+  function same(a, b) {
+    if (a === b) return true;
+    if (CJK.test(a) || CJK.test(b)) return false;
+    var n = 0;
+    while (n < a.length && n < b.length && a[n] === b[n]) n++;
+    return n >= 4 && n >= Math.min(a.length, b.length) - 3;
   }
 
-  function item(data) {
+  function has(list, term) {
+    return list.some(function (t) { return same(term, t); });
+  }
+
+  var FIELDS = ["title", "keys", "lead", "summary"];
+
+  function hits(list, term) {
+    var n = 0;
+    for (var i = 0; i < list.length; i++) if (same(term, list[i])) n++;
+    return n;
+  }
+
+  // Field scores by page: BM25F over the titles, keywords and summaries of the directory.
+  function fieldScores(pages, query) {
+    var scores = new Map();
+    var n = pages.length || 1;
+    var avg = {};
+    FIELDS.forEach(function (f) {
+      avg[f] = pages.reduce(function (s, p) { return s + p.t[f].length; }, 0) / n || 1;
+    });
+    query.forEach(function (q) {
+      var tf = new Map();
+      pages.forEach(function (p) {
+        var sum = 0;
+        FIELDS.forEach(function (f) {
+          var c = hits(p.t[f], q);
+          if (c) sum += W[f] * c / (1 - W.b + W.b * p.t[f].length / avg[f]);
+        });
+        if (sum) tf.set(p, sum);
+      });
+      if (!tf.size) return;
+      var idf = Math.log(1 + (n - tf.size + 0.5) / (tf.size + 0.5));
+      tf.forEach(function (v, p) {
+        scores.set(p, (scores.get(p) || 0) + idf * v * (W.k1 + 1) / (v + W.k1));
+      });
+    });
+    return scores;
+  }
+
+  // The best-bet row: pages whose title or own search words share most of their terms with
+  // the query (shared terms over all terms of both).
+  function bestBets(pages, query) {
+    var found = [];
+    pages.forEach(function (page) {
+      var best = 0;
+      page.own.forEach(function (field) {
+        if (!field.length) return;
+        var shared = query.filter(function (q) { return has(field, q); }).length;
+        best = Math.max(best, shared / (query.length + field.length - shared));
+        // A code (PTT011) names its page, whatever else the query holds.
+        if (field.length === 1 && /^[a-z]+\d+$/.test(field[0]) && query.indexOf(field[0]) >= 0) {
+          best = Math.max(best, 1);
+        }
+      });
+      if (best >= W.best) found.push({ page: page, cover: best });
+    });
+    found.sort(function (a, b) { return b.cover - a.cover; });
+    var top = found.length ? found[0].cover : 0;
+    return found.filter(function (f) { return f.cover === top; }).slice(0, 2)
+      .map(function (f) { return f.page; });
+  }
+
+  // Text scores by Pagefind id: the whole query, plus each term on its own (each relative to
+  // its best page, times its rarity). Chinese terms are pairs of characters, looked up as
+  // phrases: each page also indexes its characters one by one, in order (generator/site/
+  // search.py), so the phrase "计时" holds the pages with those two characters side by side.
+  async function textScores(pf, query, n) {
+    var scores = new Map();
+    var results = new Map();
+    function addAll(found, weight) {
+      if (!found.length) return;
+      var max = Math.max.apply(null, found.map(function (r) { return r.score; })) || 1;
+      var idf = Math.log(1 + n / found.length);
+      found.forEach(function (r) {
+        results.set(r.id, r);
+        scores.set(r.id, (scores.get(r.id) || 0) + weight * idf * r.score / max);
+      });
+    }
+    var parts = words(query);
+    addAll((await pf.search(parts.join(" ") || query)).results, W.whole);
+    var each = CJK.test(query) ? terms(query) : parts.length > 1 ? parts : [];
+    for (var i = 0; i < each.length; i++) {
+      var phrase = CJK.test(each[i]) && each[i].length > 1;
+      var found = (await pf.search(phrase ? '"' + each[i] + '"' : each[i])).results;
+      // A phrase search gives every page the same score: its rarity alone counts.
+      addAll(phrase ? found.map(function (r) { return { id: r.id, score: 1, data: r.data }; })
+        : found, 1);
+    }
+    return { scores: scores, results: results };
+  }
+
+  function normalised(map) {
+    var max = 0;
+    map.forEach(function (v) { max = Math.max(max, v); });
+    return function (key) { return max ? (map.get(key) || 0) / max : 0; };
+  }
+
+  // Every page matching the query, best first, the best matches at the top: rows of
+  // {page (its directory entry), result (Pagefind's), best}. Pages below W.floor of the first
+  // one's score are left out: they share only a common word with the query.
+  async function rank(pf, query) {
+    var pages = await directory;
+    var q = terms(query);
+    var byId = new Map();
+    pages.forEach(function (p) { if (p.id) byId.set(p.id, p); });
+    var text = await textScores(pf, query, pages.length || 100);
+    var t = normalised(text.scores);
+    var f = normalised(fieldScores(pages, q));
+    var rows = new Map();
+    text.results.forEach(function (r, id) {
+      var page = byId.get(id) || null;
+      rows.set(id, { page: page, result: r, score: W.text * t(id) + W.fields * (page ? f(page) : 0) });
+    });
+    pages.forEach(function (page) {
+      var id = page.id || page.url;
+      if (!rows.has(id) && f(page)) rows.set(id, { page: page, result: null, score: W.fields * f(page) });
+    });
+    var ranked = Array.from(rows.values()).sort(function (a, b) { return b.score - a.score; });
+    var top = ranked.length ? ranked[0].score : 0;
+    var best = bestBets(pages, q);
+    var bestSet = new Set(best);
+    ranked = ranked.filter(function (row) {
+      return !bestSet.has(row.page) && row.score >= W.floor * top;
+    });
+    return best.map(function (p) { return { page: p, result: null, best: true }; }).concat(ranked);
+  }
+
+  function kindLabel(kind) {
+    return root.dataset["kind" + kind.charAt(0).toUpperCase() + kind.slice(1)] || "";
+  }
+
+  function item(title, url, text, kind, best) {
     var li = document.createElement("li");
-    li.className = "md-search-result__item";
+    li.className = "md-search-result__item" + (best ? " tip-search-best" : "");
     var link = document.createElement("a");
     link.className = "md-search-result__link";
-    link.href = data.url;
-    link.tabIndex = -1;
+    link.href = url;
     var article = document.createElement("article");
     article.className = "md-search-result__article md-typeset";
     var icon = document.createElement("div");
     icon.className = "md-search-result__icon md-icon";
-    var title = document.createElement("h1");
-    title.textContent = data.meta.title || data.url;
-    article.append(icon, title);
-    var text = document.createElement("p");
-    if (data.meta.summary) {
-      text.textContent = data.meta.summary;
-      article.append(text);
-    } else if (data.excerpt) {
-      text.innerHTML = data.excerpt; // Pagefind escapes the page text and adds <mark>
-      article.append(text);
+    var heading = document.createElement("h1");
+    heading.textContent = title;
+    article.append(icon);
+    var label = best ? root.dataset.best : kindLabel(kind || "");
+    if (label) {
+      var tag = document.createElement("span");
+      tag.className = "tip-search-kind";
+      tag.textContent = label;
+      article.append(tag);
+    }
+    article.append(heading);
+    if (text) {
+      var p = document.createElement("p");
+      if (text.html) p.innerHTML = text.html; // Pagefind escapes the page text and adds <mark>
+      else p.textContent = text;
+      article.append(p);
     }
     link.append(article);
     li.append(link);
     return li;
   }
 
-  function show(query, total, data) {
-    list.textContent = "";
-    if (!query) {
-      meta.textContent = root.dataset.placeholder;
-      return;
+  // One row: from the page directory, or from Pagefind's data for a page without a summary.
+  async function row(r) {
+    var page = r.page;
+    if (page && (page.summary || !r.result)) {
+      return item(page.title, new URL(page.url, site).pathname, page.summary || "", page.kind, r.best);
     }
-    meta.textContent = total === 0 ? root.dataset.none
+    var data = await r.result.data();
+    var text = data.meta.summary || (data.excerpt ? { html: data.excerpt } : null);
+    return item(data.meta.title || data.url, data.url, text, data.meta.kind, r.best);
+  }
+
+  // Render the next PAGE results (and the button for the ones after); the first new row.
+  async function more(state) {
+    var next = state.ranked.slice(state.shown, state.shown + PAGE);
+    var rows = await Promise.all(next.map(row));
+    if (state !== current) return null;
+    state.shown += next.length;
+    var button = list.querySelector(".tip-search-more");
+    if (button) button.remove();
+    rows.forEach(function (li) { list.append(li); });
+    if (state.shown < state.ranked.length) {
+      var li = document.createElement("li");
+      li.className = "tip-search-more";
+      var b = document.createElement("button");
+      b.type = "button";
+      b.className = "md-button";
+      b.textContent = root.dataset.more.replace("{n}", String(state.ranked.length - state.shown));
+      b.addEventListener("click", function () {
+        more(state).then(function (added) {
+          if (added) added.querySelector("a").focus();
+        });
+      });
+      li.append(b);
+      list.append(li);
+    }
+    return rows[0] || null;
+  }
+
+  function count(total) {
+    return total === 0 ? root.dataset.none
       : total === 1 ? root.dataset.one
       : root.dataset.other.replace("#", String(total));
-    data.forEach(function (d) { list.append(item(d)); });
   }
 
   async function run(query) {
     var mine = ++ticket;
     query = query.trim();
     if (!query) {
-      show("", 0, []);
+      current = null;
+      list.textContent = "";
+      meta.textContent = root.dataset.placeholder;
       return;
     }
     var pf = await load();
-    var tips = await rank(pf, query, "tip");
-    var guides = await rank(pf, query, "guide");
-    var shown = tips.concat(guides).slice(0, LIMIT);
-    var data = await Promise.all(shown.map(function (r) { return r.data(); }));
+    var ranked = await rank(pf, query);
     if (mine !== ticket) return; // a newer query has started
-    // The count: pages holding every word, or else those holding some.
-    var total = tips.all + guides.all || tips.length + guides.length;
-    show(query, total, data);
+    var state = { query: query, ranked: ranked, shown: 0 };
+    current = state;
+    list.textContent = "";
+    meta.textContent = count(ranked.length); // every page the list holds, a best match once
+    await more(state);
+    if (mine !== ticket) return;
     root.dataset.query = query; // lets tests wait for the results of this very query
   }
 
@@ -147,6 +349,15 @@
 
   function links() {
     return Array.prototype.slice.call(list.querySelectorAll(".md-search-result__link"));
+  }
+
+  // The elements Tab moves between while the search is open: it stays inside the dialog.
+  function focusables() {
+    var all = root.querySelectorAll(".md-search__inner input, .md-search__inner a[href], " +
+      ".md-search__inner button, .md-search__inner [tabindex]");
+    return Array.prototype.filter.call(all, function (el) {
+      return el.tabIndex >= 0 && !el.disabled && el.getClientRects().length > 0;
+    });
   }
 
   input.addEventListener("input", function () {
@@ -185,6 +396,17 @@
     }
   });
   document.addEventListener("keydown", function (event) {
+    if (event.key === "Tab" && toggle.checked) {
+      var stops = focusables();
+      if (!stops.length) return;
+      var at = stops.indexOf(document.activeElement);
+      var next = at < 0 ? 0
+        : event.shiftKey ? (at + stops.length - 1) % stops.length
+        : (at + 1) % stops.length;
+      event.preventDefault();
+      stops[next].focus();
+      return;
+    }
     var target = event.target;
     var typing = target && (target.isContentEditable ||
       /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName));

@@ -8,9 +8,9 @@ theme, and its labels can be titles with inline code. The styles live in
 (``bench-row--good``, ``--bad``, ``--same``) and the legend names the three colours.
 
 The log axis reaches the largest and the smallest ratio, except for outliers: a ratio more
-than `OUTLIER` times beyond the next one is drawn to the edge of the axis with a
-break mark (``bench-cut``), and its label gives the exact value, so one huge ratio does not
-flatten every other bar.
+than `OUTLIER` times beyond the next one, or beyond the upper quartile of a chart's ratios,
+is drawn to the edge of the axis with a break mark (``bench-cut``), and its label gives the
+exact value, so a few huge ratios do not flatten every other bar.
 """
 
 from __future__ import annotations
@@ -20,11 +20,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from generator.bench.stats import quantile
 from generator.records.render import inline_html, plain_text
 
-#: Verdicts drawn as an improvement, a regression, or no significant difference.
+#: Verdicts drawn as an improvement, a regression, or replicates that disagree (any other
+#: verdict is drawn as no significant difference).
 GOOD = {"faster", "less-memory"}
 BAD = {"slower", "more-memory"}
+UNSURE = {"inconclusive"}
 
 #: A ratio more than this many times beyond the next one is cut with a break mark.
 OUTLIER = 16.0
@@ -33,7 +36,7 @@ OUTLIER = 16.0
 DENSE = 8
 
 #: The legend entries, in order (keys of the ``legend`` argument of `bar_chart`).
-LEGEND_KEYS = ("good", "bad", "same", "cut")
+LEGEND_KEYS = ("good", "bad", "same", "unsure", "cut")
 
 
 @dataclass(frozen=True)
@@ -76,15 +79,27 @@ def _tick_label(exp: int) -> str:
 
 
 def kind(verdict: str) -> str:
-    """``good``, ``bad`` or ``same``: the colour class of a verdict."""
-    return "good" if verdict in GOOD else "bad" if verdict in BAD else "same"
+    """``good``, ``bad``, ``unsure`` or ``same``: the colour class of a verdict."""
+    if verdict in GOOD:
+        return "good"
+    return "bad" if verdict in BAD else "unsure" if verdict in UNSURE else "same"
+
+
+#: With at least this many bars, a ratio more than `OUTLIER` times their upper quartile is
+#: cut too: a few micro-benchmarks (543×, 64×) would otherwise stretch the axis so far that
+#: the ratios of the tips most readers look for (1.3×-4×) are slivers.
+QUARTILE_BARS = 4
 
 
 def _inner(values: list[float]) -> float:
-    """The largest of ``values`` once every outlier (more than OUTLIER × the next) is dropped."""
+    """The largest of ``values`` once every outlier is dropped: more than OUTLIER × the next
+    one, or (with `QUARTILE_BARS` values or more) × their upper quartile."""
     values = sorted(values, reverse=True)
     while len(values) > 1 and values[0] > OUTLIER * values[1]:
         values.pop(0)
+    if len(values) >= QUARTILE_BARS:
+        cap = OUTLIER * quantile(values, 0.75)
+        values = [v for v in values if v <= cap] or values[-1:]
     return values[0]
 
 
@@ -112,8 +127,8 @@ def bar_chart(
         bars: the rows, drawn top to bottom in the order given.
         title: the caption of the chart.
         axis: label under the x axis, e.g. "speed-up of the after form (log scale)".
-        legend: the texts of the legend by key (`LEGEND_KEYS`); the ``cut`` entry is
-            shown only when some bar is cut. ``None``: no legend.
+        legend: the texts of the legend by key (`LEGEND_KEYS`); the ``cut`` and ``unsure``
+            entries are shown only when some bar is cut or unsure. ``None``: no legend.
     """
     lo, hi = domain(bars)
     span = hi - lo
@@ -170,7 +185,9 @@ def bar_chart(
         keys = "".join(
             f'<li class="bench-key bench-key--{key}">{escape(legend[key])}</li>'
             for key in LEGEND_KEYS
-            if key in legend and (key != "cut" or any_cut)
+            if key in legend
+            and (key != "cut" or any_cut)
+            and (key != "unsure" or any(kind(b.verdict) == "unsure" for b in bars))
         )
         keys = f'<ul class="bench-legend">{keys}</ul>'
     return (

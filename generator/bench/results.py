@@ -23,10 +23,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from generator import paths
-from generator.bench.stats import MemoryVerdict, TimeVerdict
+from generator.bench.stats import MemoryVerdict, Ratio, TimeVerdict, time_verdict
 from generator.errors import UserError
 from generator.records.benchspec import Regime, SizeValue
 from generator.records.schema import Tip
@@ -110,6 +110,10 @@ class FormTime(_Model):
     runs_per_block: list[int] = Field(description="Statement runs per block, per replicate.")
 
 
+#: The fields of a time result that make its ratio, in `Ratio`'s order.
+RATIO = ("ratio", "low", "high")
+
+
 class TimeResult(_Model):
     """Before vs after in time."""
 
@@ -119,6 +123,15 @@ class TimeResult(_Model):
     low: float = Field(description="Smallest replicate speed-up.")
     high: float = Field(description="Largest replicate speed-up.")
     verdict: TimeVerdict
+
+    @model_validator(mode="before")
+    @classmethod
+    def _current_verdict(cls, data: Any) -> Any:
+        """The verdict follows today's rule (`generator.bench.stats.time_verdict`), also in
+        files measured before it changed: it is a function of the ratio and its interval."""
+        if isinstance(data, dict) and all(isinstance(data.get(k), float | int) for k in RATIO):
+            data = {**data, "verdict": time_verdict(Ratio(*(float(data[k]) for k in RATIO)))}
+        return data
 
 
 class MemoryResult(_Model):

@@ -85,6 +85,10 @@ def time_text(ratio: float, low: float, high: float, verdict: str, L: Mapping[st
         return L["bench_slower"].format(
             ratio=fmt_ratio(1 / ratio), low=fmt_ratio(1 / high), high=fmt_ratio(1 / low)
         )
+    if verdict == "inconclusive":
+        return L["bench_inconclusive"].format(
+            ratio=fmt_ratio(ratio), low=fmt_ratio(low), high=fmt_ratio(high)
+        )
     return L["bench_same"].format(low=fmt_ratio(low), high=fmt_ratio(high))
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.bench.chart import BAD, GOOD
+from generator.bench.chart import BAD, GOOD, UNSURE
 from generator.bench.results import ResultsFile, TipResult, code_hash
 from generator.bench.texts import (
     cell,
@@ -174,6 +174,14 @@ def tip_view(
                         "warning",
                         L["bench_worse_title"].format(device=label),
                         L["bench_worse_body"].format(env=env, result=result),
+                    )
+                )
+            elif verdict in UNSURE:
+                notes.append(
+                    Note(
+                        "info",
+                        L["bench_unsure_title"].format(device=label),
+                        L["bench_unsure_body"].format(env=env, result=result),
                     )
                 )
             elif verdict not in GOOD:

@@ -13,14 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from generator.lint.explain import explain, fix_text
+from generator.lint.report import rule_path
 from generator.lint.rules import RULES
 from generator.lint.rules.base import Rule
 from generator.records.schema import Tip
 
 #: Where the rule pages live below the docs root (``lint/rules/PTT020.md``).
 RULE_DIR = PurePosixPath("lint/rules")
+
+if TYPE_CHECKING:
+    from generator.records.search import Document
 
 
 @dataclass(frozen=True)
@@ -122,3 +127,23 @@ def rule_pages(lang: str, tips: Sequence[Tip] | None = None) -> dict[str, str]:
     language suffix left to the caller) -> Markdown."""
     by_id = {t.id: t for t in _tips(tips)}
     return {str(RULE_DIR / f"{r.code}.md"): rule_page(r, lang, by_id.get(r.tip)) for r in RULES}
+
+
+def search_documents(lang: str, tips: Sequence[Tip] | None = None) -> list[Document]:
+    """One search document per rule (`generator.records.search`): found by its code, its
+    name, its message and the title of its tip."""
+    from generator.records.search import Document
+
+    return [
+        Document(
+            page=rule_path(row.code),
+            kind="rule",
+            title=f"{row.code}: {row.message}",
+            summary=row.message,
+            own=(row.code,),
+            keywords=(row.code, rule.name.replace("-", " ")),
+            command="lint",
+            id=row.code,
+        )
+        for row, rule in zip(rule_rows(lang, tips), RULES, strict=True)
+    ]

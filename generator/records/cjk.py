@@ -6,7 +6,8 @@ white space, and browsers render it as a space, which Chinese text must not have
 from a page's HTML when it is rendered (the MkDocs hook calls it on every page), so sources may
 keep wrapping freely.
 
-White space that contains a newline is removed, with any tags in between kept, where
+White space that contains a newline is removed, with any tags in between kept (and the spaces
+between two of them that hold no newline), where
 - either side is full-width punctuation (。，、：；！？（）《》「」…), whatever the other side is:
   ``保持 float32。\nautocast``, ``10%\n（实测`` and ``。\n<code>x</code>`` join; or
 - both sides are Chinese characters (ideographs, or a quotation mark next to one):
@@ -71,7 +72,14 @@ def _join(match: re.Match[str]) -> str:
     text = match.string
     if not joins(text[match.start() - 1], text[match.end()]):
         return match.group(0)
-    return "".join(_TAGS.findall(match.group(1)))
+    # The tags stay, and so does a space that holds no newline: it is the writer's (an icon
+    # before a card's title: <span>…</span> <strong>).
+    parts = _TAGS.split(match.group(1))
+    tags = _TAGS.findall(match.group(1))
+    out = [parts[0] if "\n" not in parts[0] else ""]
+    for tag, space in zip(tags, parts[1:], strict=True):
+        out += [tag, space if "\n" not in space else ""]
+    return "".join(out)
 
 
 def join_lines(html: str) -> str:

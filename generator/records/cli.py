@@ -1,5 +1,5 @@
-"""The records' subcommands: ``list``, ``show``, ``search``, ``new``, ``snippets``, ``check``
-and ``run``. Each imports what it needs when it runs (``run`` is the only one that starts torch,
+"""The records' subcommands: ``list``, ``show``, ``new``, ``snippets``, ``check`` and ``run``
+(``search``, which also finds the lint rules, is in `generator.cli`). Each imports what it needs when it runs (``run`` is the only one that starts torch,
 in a child process)."""
 
 from __future__ import annotations
@@ -70,38 +70,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 def _add_show(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", help="tip id (the file name in tips/ without .yaml)")
     p.add_argument("--lang", choices=["en", "zh"], default="en", help="language (default: en)")
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    from generator.records.load import load_tips
-    from generator.records.search import detect_lang, problem_keywords, search
-
-    query = " ".join(args.query)
-    tips = load_tips()
-    lang = detect_lang(query) if args.lang == "auto" else args.lang
-    hits = search(tips, query, lang=lang, limit=args.limit, keywords=problem_keywords(tips, lang))
-    if args.json:
-        print_line(json.dumps([h.__dict__ for h in hits], ensure_ascii=False, indent=2))
-        return 0 if hits else 1
-    if not hits:
-        raise NotFound(f"no tip matches {query!r}")
-    width = max(len(h.id) for h in hits)
-    for rank, hit in enumerate(hits, 1):
-        print_line(f"{rank:>2}. {hit.id:<{width}}  {hit.title}")
-        print_line(f"    {'':<{width}}  {hit.summary}")
-    return 0
-
-
-def _add_search(p: argparse.ArgumentParser) -> None:
-    p.add_argument("query", nargs="+", help="words, API names (no_grad) or Chinese (显存)")
-    p.add_argument(
-        "--lang",
-        choices=["auto", "en", "zh"],
-        default="auto",
-        help="language to search (default: zh for Chinese queries, else en)",
-    )
-    p.add_argument("--limit", type=positive_int, default=10, help="most results (default: 10)")
-    p.add_argument("--json", action="store_true", help="print results as JSON")
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -207,9 +175,6 @@ COMMANDS = {
     "list": Command("List tips, optionally filtered.", _add_list, cmd_list),
     "show": Command(
         "Show one tip in the terminal: why, caveats, before/after code.", _add_show, cmd_show
-    ),
-    "search": Command(
-        "Full-text search over titles, summaries, prose, tags and code.", _add_search, cmd_search
     ),
     "new": Command(
         "Create tips/ID.yaml from the template (never overwrites).",

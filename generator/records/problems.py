@@ -6,9 +6,11 @@ Both are data in ``tips/``:
   training, several GPUs, reproducibility, checkpoints), each a title, an introduction, the
   words users search for it with, and the ids of the tips to read, in reading order;
 - ``tips/_checklist.yaml``: the "Before you launch" checks, one line each, each naming the tip
-  that explains it.
+  that explains it;
+- ``tips/_pages.yaml``: what search knows of the other pages users look for (the composer, the
+  lint page, the guides): title, summary and search words, for the site and the CLI alike.
 
-Each becomes a page (``problems/<slug>.md``, ``checklist.md``, both languages). An unknown tip
+The first two become pages (``problems/<slug>.md``, ``checklist.md``, both languages). An unknown tip
 id is an error of ``python -m generator validate`` and of the build, as is a Chinese text that
 uses a variant the glossary avoids.
 """
@@ -30,6 +32,7 @@ from generator.records.yamlio import Loc, YamlProblem, read_document
 
 PROBLEMS_FILE = paths.TIPS / "_problems.yaml"
 CHECKLIST_FILE = paths.TIPS / "_checklist.yaml"
+PAGES_FILE = paths.TIPS / "_pages.yaml"
 
 
 class Keywords(Strict):
@@ -78,6 +81,34 @@ class Checklist(Strict):
     title: Text = Field(description="Page title.")
     intro: Text = Field(description="Paragraph under the title.")
     checks: list[Check] = Field(min_length=5, description="The checks, in the order to run them.")
+    keywords: Keywords | None = Field(
+        default=None, description="What users search for the checklist with."
+    )
+
+
+class PageEntry(Strict):
+    """What search knows of a page that is neither a tip nor a problem (``tips/_pages.yaml``)."""
+
+    title: Text = Field(description="The page's H1.")
+    summary: Text = Field(description="One line shown under the title in search results.")
+    keywords: Keywords = Field(description="What users search for the page with.")
+    command: str | None = Field(
+        default=None,
+        pattern=r"^[a-z]+$",
+        description="The `python -m generator` subcommand that does the page's job.",
+    )
+
+
+class _PagesFile(RootModel[dict[str, PageEntry]]):
+    """``tips/_pages.yaml``: page path (no language suffix) -> entry."""
+
+    @field_validator("root")
+    @classmethod
+    def _paths(cls, value: dict[str, PageEntry]) -> dict[str, PageEntry]:
+        bad = [k for k in value if not re.fullmatch(r"[a-z0-9-]+(/[a-z0-9-]+)*", k)]
+        if bad:
+            raise ValueError(f"page paths are lowercase words joined by '-' and '/': {bad}")
+        return value
 
 
 class EntryPoints(Strict):
@@ -85,12 +116,14 @@ class EntryPoints(Strict):
 
     problems: dict[str, Entry]
     checklist: Checklist
+    pages: dict[str, PageEntry] = Field(default_factory=dict)
 
-    def keywords_by_tip(self, lang: str) -> dict[str, list[str]]:
-        """For each tip id, the titles and search words of the problems that list it."""
+    def keywords_by_tip(self, lang: str, first: int | None = None) -> dict[str, list[str]]:
+        """For each tip id, the titles and search words of the problems that list it (with
+        ``first``, only the problems that list it among their ``first`` tips)."""
         out: dict[str, list[str]] = {}
         for entry in self.problems.values():
-            for tip_id in entry.tips:
+            for tip_id in entry.tips[:first]:
                 out.setdefault(tip_id, []).extend(
                     [entry.title.get(lang), *entry.keywords.get(lang)]
                 )
@@ -159,9 +192,12 @@ def _glossary(file: str, doc: Any, texts: Iterable[tuple[Loc, str]]) -> list[Pro
 
 
 def check_entry_points(
-    known: set[str], problems_file: Path = PROBLEMS_FILE, checklist_file: Path = CHECKLIST_FILE
+    known: set[str],
+    problems_file: Path = PROBLEMS_FILE,
+    checklist_file: Path = CHECKLIST_FILE,
+    pages_file: Path = PAGES_FILE,
 ) -> tuple[EntryPoints | None, list[Problem]]:
-    """Load both files and check them against the tip ids in ``known``.
+    """Load the three files and check them against the tip ids in ``known``.
 
     Returns the entry points (``None`` when a file does not load) and every problem found:
     unknown tip ids, and Chinese texts that use a variant the glossary avoids.
@@ -169,6 +205,7 @@ def check_entry_points(
     try:
         raw_problems, pdoc = _load(problems_file, _ProblemsFile)
         checklist, cdoc = _load(checklist_file, Checklist)
+        pages, gdoc = _load(pages_file, _PagesFile)
     except InvalidRecords as err:
         return None, list(err.problems)
     pfile, cfile = _display(problems_file), _display(checklist_file)
@@ -200,7 +237,19 @@ def check_entry_points(
         [(("title", "zh"), checklist.title.zh), (("intro", "zh"), checklist.intro.zh)]
         + [(("checks", i, "check", "zh"), c.check.zh) for i, c in enumerate(checklist.checks)],
     )
-    return EntryPoints(problems=dict(raw_problems.root), checklist=checklist), found
+    found += _glossary(
+        _display(pages_file),
+        gdoc,
+        (
+            ((path, field, "zh"), getattr(entry, field).zh)
+            for path, entry in pages.root.items()
+            for field in ("title", "summary")
+        ),
+    )
+    return (
+        EntryPoints(problems=dict(raw_problems.root), checklist=checklist, pages=dict(pages.root)),
+        found,
+    )
 
 
 @functools.cache

@@ -12,6 +12,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from generator import paths
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
+#: Markdown emphasis (``*x*``, ``**x**``) and links (``[text](url)``) outside code spans.
+_EMPHASIS = re.compile(r"(\*{1,2})(?=\S)(.+?)(?<=\S)\1")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)\s]+\)")
 
 
 def inline_html(text: str) -> str:
@@ -30,8 +33,17 @@ def inline_html(text: str) -> str:
 
 
 def plain_text(text: str) -> str:
-    """``text`` without the backticks of its code spans (for attributes, sort keys, labels)."""
-    return _CODE_SPAN.sub(r"\1", text)
+    """``text`` without its inline Markdown: the backticks of code spans, emphasis marks and
+    link targets go, their text stays (for attributes, sort keys, labels, search metadata).
+
+    >>> plain_text("Use `a*b` *and* [the docs](https://x.org), **not** `x`")
+    'Use a*b and the docs, not x'
+    """
+    parts = _CODE_SPAN.split(text)
+    return "".join(
+        part if i % 2 else _EMPHASIS.sub(r"\2", _LINK.sub(r"\1", part))
+        for i, part in enumerate(parts)
+    )
 
 
 @cache

@@ -1,28 +1,72 @@
-"""Ranked full-text search over the tips, in English and Chinese.
+"""Ranked full-text search over the site's pages, in English and Chinese, from the terminal.
 
-Ranking is SQLite FTS5's BM25 (from the standard library), with titles weighted above
-summaries, tags, code and prose. Like the site's search, the tags column also holds the
-names and search words of the problems that list a tip (``tips/_problems.yaml``). English text goes through the Porter stemmer and keeps
-``_`` inside tokens, so ``no_grad`` and ``set_to_none`` match as API names. Chinese text has
-no spaces between words, so it is segmented with jieba before indexing, and so is the query.
+The documents are the pages the site's search box finds (`generator.site.search`): the tips,
+the problem pages, the checklist and the pages of ``tips/_pages.yaml`` (`record_documents`),
+and the lint rules (`generator.lint.docs.search_documents`); ``python -m generator search``
+gathers them all. Each hit names its site page (``tips/gradient-accumulation/``,
+``composer/``) and, for a tool, the command that does its job.
+
+Ranking is SQLite FTS5's BM25 (from the standard library) over one OR query of the query's
+terms, with titles and a page's own words weighted above keywords, summaries, code and prose,
+so an extra word ("low GPU utilization") adds to the pages that have it and drops none that
+lack it. Before the ranked pages come the best matches: the pages whose title or own words
+share most of their terms with the query, as in the site's "best match" row.
+
+English text goes through the Porter stemmer and keeps ``_`` inside tokens, so ``no_grad``
+and ``set_to_none`` match as API names; each page also holds the other spelling of its
+British or American words (`generator.records.terms`). Chinese has no spaces between words:
+each run of Chinese characters is indexed, and queried, as its characters and its pairs of
+characters (显存不足: 显 存 不 足 显存 存不 不足), which needs no dictionary and finds a word
+wherever it occurs.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 import sqlite3
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
+from generator.records.problems import EntryPoints
 from generator.records.schema import Tip
 from generator.records.taxonomy import CATEGORIES, TAGS
+from generator.records.terms import STOP_EN, STOP_ZH, respelled, variants
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_COLUMNS = ("id", "title", "summary", "tags", "code", "body")
-#: BM25 weight per column, in the order of _COLUMNS. The id is a concise summary of the tip
-#: (``gradient-accumulation``), so it weighs as much as the title.
-_WEIGHTS = (10.0, 10.0, 5.0, 4.0, 2.0, 1.0)
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+_STOP_ZH = re.compile(STOP_ZH)
+_TOKEN = re.compile(r"[A-Za-z0-9_]+|[\u3400-\u9fff]+")
+#: The two tables of the index, as on the site: a page's fields (its own words, title,
+#: summary, keywords) and its text (code and prose), each ranked with BM25 on its own, since
+#: FTS5 normalises by the length of the whole row, and long prose would drown a title.
+_FIELDS = ("own", "title", "summary", "keywords")
+_TEXT = ("code", "body")
+#: BM25 weight per column. A page's own words (a tip's id as words, a problem's or a tool's
+#: search words) are a concise summary of it: weighed like the title.
+_FIELD_WEIGHTS = (3.0, 3.0, 1.0, 2.0)
+_TEXT_WEIGHTS = (1.0, 1.0)
+#: The share of terms a best match has in common with the query (over all terms of both).
+BEST = 0.6
+#: The weight of the text against the fields, and of a page holding every term (measured
+#: on tests/site/search_queries.yaml, as the site's weights).
+TEXT = 0.7
+WHOLE = 0.5
+
+
+@dataclass(frozen=True)
+class Document:
+    """One searchable page, in one language."""
+
+    page: str  # the site page, relative to the language root: "tips/x/", "composer/"
+    kind: str  # tip, problem, tool, rule, guide (as on the site)
+    title: str
+    summary: str = ""
+    own: tuple[str, ...] = ()  # the page's own words: the best-match row looks at these
+    keywords: tuple[str, ...] = ()
+    code: str = ""
+    body: str = ""
+    command: str | None = None  # the `python -m generator` command that does a tool's job
+    id: str = field(default="")  # a tip's id, a rule's code
 
 
 @dataclass(frozen=True)
@@ -33,6 +77,10 @@ class Hit:
     title: str
     summary: str
     score: float
+    page: str = ""
+    kind: str = "tip"
+    command: str | None = None
+    best: bool = False
 
 
 def detect_lang(query: str) -> str:
@@ -40,17 +88,162 @@ def detect_lang(query: str) -> str:
     return "zh" if _CJK.search(query) else "en"
 
 
+def _chinese_terms(run: str) -> list[str]:
+    """A run of Chinese characters as terms: its characters (which find a word written in
+    another order: 爆显存 ~ 显存爆了) and its pairs of characters (which find the words)."""
+    run = _STOP_ZH.sub("", run)
+    return [*run, *(run[i : i + 2] for i in range(len(run) - 1))]
+
+
 def _segment(text: str) -> str:
-    """Put spaces between Chinese words (jieba's search mode) so FTS5 sees words."""
+    """``text`` with each run of Chinese characters written as its terms, separated by
+    spaces, so FTS5 sees them as words."""
     if not _CJK.search(text):
         return text
-    import jieba  # imported lazily: it costs half a second and English search needs none of it
-
-    jieba.setLogLevel(logging.WARNING)
-    return " ".join(tok for tok in jieba.cut_for_search(text) if tok.strip())
+    return _CJK_RUN.sub(lambda m: " " + " ".join(_chinese_terms(m.group())) + " ", text)
 
 
-def _row(tip: Tip, lang: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
+def query_terms(query: str) -> list[str]:
+    """The terms of a query: English words without stop words (unless nothing else is
+    left), Chinese characters and pairs of characters, each once."""
+    out: list[str] = []
+    for token in _TOKEN.findall(query):
+        if _CJK.search(token):
+            out += _chinese_terms(token)
+        elif token.lower() not in STOP_EN:
+            out.append(token.lower())
+    if not out:
+        out = [t.lower() for t in _TOKEN.findall(query)]
+    return list(dict.fromkeys(out))
+
+
+def _stem(word: str) -> str:
+    """A crude stem, to compare a query's words with a title's (accumulate ~ accumulation):
+    the word without a common ending."""
+    for ending in ("ations", "ation", "ings", "ing", "ers", "er", "es", "ed", "s", "e"):
+        if len(word) - len(ending) >= 4 and word.endswith(ending):
+            return word[: -len(ending)]
+    return word
+
+
+def _shared(query: list[str], phrase: str) -> float:
+    """The share of terms ``query`` and ``phrase`` have in common (over all terms of both)."""
+    terms = {_stem(t) for t in query_terms(phrase)}
+    if not terms:
+        return 0.0
+    mine = {_stem(t) for t in query}
+    shared = len(mine & terms)
+    if len(terms) == 1 and re.fullmatch(r"[a-z]+\d+", next(iter(terms))) and shared:
+        return 1.0  # a code (PTT011) names its page, whatever else the query holds
+    return shared / (len(mine) + len(terms) - shared)
+
+
+def _spelt(text: str) -> str:
+    """``text``, and the other spelling of its words that have one."""
+    others = variants(text)
+    return f"{text} ; {' '.join(others)}" if others else text
+
+
+def _rows(doc: Document, lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The document's fields and text, as indexed."""
+    title, summary, body = doc.title, doc.summary, doc.body
+    if doc.kind == "rule":
+        # A rule's page answers a search for its code; for its message's words, the tip it
+        # enforces is the better answer, and a short rule would outrank it.
+        title, summary, body = "", "", "\n".join([doc.title, doc.summary, doc.body])
+    fields = (" ; ".join(doc.own), title, summary, " ; ".join(doc.keywords))
+    text = (doc.code, "\n".join([title, summary, body]))  # the page's text, as Pagefind's
+    seg = _segment if lang == "zh" else str
+    return tuple(seg(_spelt(f)) for f in fields), tuple(seg(_spelt(t)) for t in text)
+
+
+def build_index(docs: Sequence[Document], lang: str) -> sqlite3.Connection:
+    """An in-memory FTS5 index of ``docs`` in ``lang``: the tables ``fields`` and ``text``,
+    one row per document, in order."""
+    db = sqlite3.connect(":memory:")
+    tokenize = "tokenize = \"porter unicode61 remove_diacritics 2 tokenchars '_'\""
+    rows = [_rows(d, lang) for d in docs]
+    for i, (table, columns) in enumerate((("fields", _FIELDS), ("text", _TEXT))):
+        db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, {tokenize})")
+        marks = ", ".join("?" * len(columns))
+        db.executemany(f"INSERT INTO {table} VALUES ({marks})", [r[i] for r in rows])
+    return db
+
+
+def _scores(
+    db: sqlite3.Connection, table: str, weights: Sequence[float], terms: list[str]
+) -> dict[int, float]:
+    """BM25 of each row of ``table`` holding any of the terms, plus `WHOLE` times its BM25
+    again if it holds them all, relative to the best row."""
+    sql = (
+        f"SELECT rowid, -bm25({table}, {', '.join(map(str, weights))}) FROM {table} "
+        f"WHERE {table} MATCH ?"
+    )
+    quoted = [f'"{t}"' for t in terms]
+    scores = dict(db.execute(sql, (" OR ".join(quoted),)).fetchall())
+    if len(quoted) > 1 and WHOLE:
+        for rowid, score in db.execute(sql, (" AND ".join(quoted),)).fetchall():
+            scores[rowid] += WHOLE * score
+    top = max(scores.values(), default=0.0) or 1.0
+    return {rowid: score / top for rowid, score in scores.items()}
+
+
+def _phrases(phrases: Iterable[str]) -> list[str]:
+    """``phrases``, each also in its other spelling where it has one."""
+    out = list(phrases)
+    return out + [r for p in out if (r := respelled(p))]
+
+
+def best_matches(docs: Sequence[Document], terms: list[str], most: int = 2) -> list[int]:
+    """The indexes of the documents whose title or own words share at least `BEST` of their
+    terms with the query, the highest share only, at most ``most``."""
+    shares = [
+        max((_shared(terms, p) for p in _phrases((d.title, *d.own))), default=0.0) for d in docs
+    ]
+    top = max(shares, default=0.0)
+    if top < BEST:
+        return []
+    return [i for i, s in enumerate(shares) if s == top][:most]
+
+
+class Index:
+    """``docs`` indexed in ``lang``, ready for any number of queries."""
+
+    def __init__(self, docs: Sequence[Document], lang: str) -> None:
+        self.docs = list(docs)
+        self.lang = lang
+        self.db = build_index(self.docs, lang)
+
+    def search(self, query: str, limit: int | None = 10) -> list[Hit]:
+        """Rank the documents for ``query``: the best matches first, then every document
+        holding a query term, best first; at most ``limit`` (``None``: all)."""
+        terms = query_terms(query)
+        if not terms:
+            return []
+        fields = _scores(self.db, "fields", _FIELD_WEIGHTS, terms)
+        text = _scores(self.db, "text", _TEXT_WEIGHTS, terms)
+        scores = {r: fields.get(r, 0.0) + TEXT * text.get(r, 0.0) for r in {*fields, *text}}
+        best = best_matches(self.docs, terms)
+        order = [(i, 0.0, True) for i in best]
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        order += [(rowid - 1, score, False) for rowid, score in ranked if rowid - 1 not in best]
+        hits = []
+        for i, score, is_best in order[:limit]:
+            d = self.docs[i]
+            hits.append(Hit(d.id, d.title, d.summary, score, d.page, d.kind, d.command, is_best))
+        return hits
+
+
+def search_documents(
+    docs: Sequence[Document], query: str, lang: str = "auto", limit: int | None = 10
+) -> list[Hit]:
+    """Rank ``docs`` for ``query`` in ``lang`` (see `Index.search`)."""
+    lang = detect_lang(query) if lang == "auto" else lang
+    return Index(docs, lang).search(query, limit)
+
+
+def tip_document(tip: Tip, lang: str, problem_words: Iterable[str] = ()) -> Document:
+    """A tip as a searchable document: its prose, code, tags and the problems that list it."""
     prose = [tip.rationale.get(lang), *(c.get(lang) for c in tip.caveats)]
     for variant in tip.variants().values():
         if variant.explain:
@@ -59,63 +252,74 @@ def _row(tip: Tip, lang: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
         prose.append(tip.hardware.notes.get(lang))
     if tip.no_code:
         prose.append(tip.no_code.get(lang))
-    tags = [t for tag in tip.tags for t in (tag, TAGS[tag].en, TAGS[tag].get(lang))]
-    tags += [tip.category, CATEGORIES[tip.category].get(lang)]
-    tags += extra  # the problems that list the tip, as on the site (generator/site/search.py)
-    code = "\n".join(v.code for v in tip.variants().values())
-    fields = (
-        (tip.id or "").replace("-", " "),
-        tip.title.get(lang),
-        tip.summary.get(lang),
-        " ".join(tags),
-        code,
-        "\n".join(prose),
+    tags = [t for tag in tip.tags for t in dict.fromkeys((tag, TAGS[tag].en, TAGS[tag].get(lang)))]
+    tags += [tip.category, CATEGORIES[tip.category].get(lang), *tip.lint, *problem_words]
+    tip_id = str(tip.id or "")
+    return Document(
+        page=f"tips/{tip_id}/",
+        kind="tip",
+        title=tip.title.get(lang),
+        summary=tip.summary.get(lang),
+        own=(tip_id.replace("-", " "),),
+        keywords=tuple(t for t in tags if t),  # a problem's first tip has its words twice
+        code="\n".join(v.code for v in tip.variants().values()),
+        body="\n".join(prose),
+        id=tip_id,
     )
-    return tuple(_segment(f) if lang == "zh" else f for f in fields)
 
 
-def problem_keywords(tips: Sequence[Tip], lang: str) -> dict[str, list[str]]:
-    """For each tip id, the names and search words of the problems that list it (empty when
-    ``tips/_problems.yaml`` does not load: search still works)."""
-    from generator.errors import InvalidRecords
-    from generator.records.problems import load_entry_points
-
-    try:
-        entry_points = load_entry_points(frozenset(str(t.id) for t in tips))
-    except InvalidRecords:
-        return {}
-    return entry_points.keywords_by_tip(lang)
-
-
-def _terms(query: str, lang: str) -> list[str]:
-    text = _segment(query) if lang == "zh" else query
-    return re.findall(r"[\w\u3400-\u9fff]+", text)
-
-
-def _fts_queries(terms: list[str]) -> list[str]:
-    """FTS5 queries from most to least specific: the phrase as the tip's id, in its title,
-    all words anywhere, any word anywhere."""
-    quoted = [f'"{t}"' for t in terms]
-    phrase = '"' + " ".join(terms) + '"'
-    return [f"id : ^{phrase}", f"title : {phrase}", " AND ".join(quoted), " OR ".join(quoted)]
-
-
-def build_index(
-    tips: Sequence[Tip], lang: str, keywords: Mapping[str, Sequence[str]] | None = None
-) -> sqlite3.Connection:
-    """An in-memory FTS5 index of ``tips`` in ``lang`` (``keywords``: more words to find
-    each tip by, by tip id, such as the problems that list it)."""
-    keywords = keywords or {}
-    db = sqlite3.connect(":memory:")
-    db.execute(
-        f"CREATE VIRTUAL TABLE tips USING fts5({', '.join(_COLUMNS)}, "
-        "tokenize = \"porter unicode61 remove_diacritics 2 tokenchars '_'\")"
+def record_documents(
+    tips: Sequence[Tip], entry_points: EntryPoints | None, lang: str
+) -> list[Document]:
+    """The documents the records give: every tip, and, when the entry points load, every
+    problem page, the checklist and the pages of ``tips/_pages.yaml``."""
+    words = entry_points.keywords_by_tip(lang) if entry_points else {}
+    lead = entry_points.keywords_by_tip(lang, first=1) if entry_points else {}
+    docs = [
+        tip_document(t, lang, [*words.get(str(t.id), []), *lead.get(str(t.id), [])]) for t in tips
+    ]
+    if entry_points is None:
+        return docs
+    titles = {str(t.id): t.title.get(lang) for t in tips}
+    for slug, entry in entry_points.problems.items():
+        docs.append(
+            Document(
+                page=f"problems/{slug}/",
+                kind="problem",
+                title=entry.title.get(lang),
+                summary=entry.intro.get(lang),
+                own=tuple(entry.keywords.get(lang)),
+                keywords=tuple(entry.keywords.get(lang)),
+                id=slug,
+            )
+        )
+    checklist = entry_points.checklist
+    docs.append(
+        Document(
+            page="checklist/",
+            kind="guide",
+            title=checklist.title.get(lang),
+            summary=checklist.intro.get(lang),
+            own=tuple(checklist.keywords.get(lang)) if checklist.keywords else (),
+            keywords=tuple(titles.get(c.tip, c.tip) for c in checklist.checks),
+            body="\n".join(c.check.get(lang) for c in checklist.checks),
+            id="checklist",
+        )
     )
-    db.executemany(
-        f"INSERT INTO tips VALUES ({', '.join('?' * len(_COLUMNS))})",
-        [_row(t, lang, keywords.get(str(t.id), ())) for t in tips],
-    )
-    return db
+    for path, page in entry_points.pages.items():
+        docs.append(
+            Document(
+                page=f"{path}/",
+                kind="tool" if page.command in ("compose", "lint") else "guide",
+                title=page.title.get(lang),
+                summary=page.summary.get(lang),
+                own=tuple(page.keywords.get(lang)),
+                keywords=tuple(page.keywords.get(lang)),
+                command=page.command,
+                id=path,
+            )
+        )
+    return docs
 
 
 def search(
@@ -125,32 +329,9 @@ def search(
     limit: int = 10,
     keywords: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Hit]:
-    """Rank ``tips`` for ``query``; best first, at most ``limit`` (``keywords``: see
-    `build_index`; `problem_keywords` gives those the site uses).
-
-    A tip whose id starts with the query comes first, then tips whose title holds it as a
-    phrase, then tips containing every word, then tips containing any word, so a long
-    natural-language query still finds something.
-    """
+    """Rank ``tips`` alone for ``query`` (``keywords``: more words to find each tip by, by
+    tip id, such as the problems that list it); see `search_documents`."""
     lang = detect_lang(query) if lang == "auto" else lang
-    terms = _terms(query, lang)
-    if not terms:
-        return []
-    db = build_index(tips, lang, keywords)
-    weights = ", ".join(str(w) for w in _WEIGHTS)
-    ranked: dict[int, float] = {}
-    for match in _fts_queries(terms):
-        rows = db.execute(
-            f"SELECT rowid, bm25(tips, {weights}) AS score FROM tips WHERE tips MATCH ? "
-            "ORDER BY score LIMIT ?",
-            (match, limit),
-        ).fetchall()
-        for rowid, score in rows:
-            ranked.setdefault(rowid, -score)
-        if len(ranked) >= limit:
-            break
-    hits = []
-    for rowid, score in list(ranked.items())[:limit]:
-        tip = tips[rowid - 1]  # rowids follow insertion order, from 1
-        hits.append(Hit(tip.id or "", tip.title.get(lang), tip.summary.get(lang), score))
-    return hits
+    keywords = keywords or {}
+    docs = [tip_document(t, lang, keywords.get(str(t.id), ())) for t in tips]
+    return search_documents(docs, query, lang, limit)

@@ -9,8 +9,8 @@ search index (Pagefind, see `generator.site.search`).
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
+from typing import NamedTuple
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
@@ -112,19 +112,23 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     write_managed(entry_files, [paths.DOCS / "problems"])
     pages = nav(tips)
     pages.insert(pages.index("coverage.md") + 1, "glossary.md")
+    # The tools and the checklist lead, right after the home page (issue 17).
     pages.insert(pages.index("composer.md") + 1, "lint.md")
     pages.insert(pages.index("lint.md") + 1, "lint/playground.md")
+    pages.insert(pages.index("lint/playground.md") + 1, "checklist.md")
     problem_pages = [f"problems/{slug}.md" for slug in entry_points.problems]
-    pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [
-        {"Problems": [*problem_pages, "checklist.md"]}
-    ]
+    pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [{"Problems": problem_pages}]
     config["nav"] = pages
     _state["nav"] = pages
+    _state["directory"] = {}
     _state["cites"] = tips_by_feature(tips)
     _state["tips"] = by_id
     _state["entry_points"] = entry_points
     _state["keywords"] = {lang: entry_points.keywords_by_tip(lang) for lang in ("en", "zh")}
     _state["tool_cites"] = read_tips_by_feature()
+    _state["lead"] = {
+        lang: entry_points.keywords_by_tip(lang, sitesearch.LEADING_TIPS) for lang in ("en", "zh")
+    }
     return config
 
 
@@ -167,6 +171,7 @@ def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
             "site/home_problems.md.j2",
             problems=entry_points.problems,
             checklist=entry_points.checklist,
+            pages=entry_points.pages,
             lang=_lang(config),
             L=ui.labels()[_lang(config)],
         )
@@ -184,21 +189,68 @@ def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
     lang = _lang(config)
     html = cjk.join_lines(html)
     src = page.file.src_uri
-    match = re.fullmatch(r"tips/([^/]+?)(?:\.zh)?\.md", src)
-    tip = _state.get("tips", {}).get(match.group(1)) if match else None
-    if tip is None:
-        marked = sitesearch.mark_page(html, src, lang)
-    else:
-        keywords = _state["keywords"][lang].get(str(tip.id), [])
-        marked = sitesearch.mark_page(
-            html,
-            src,
-            lang,
+    kind = sitesearch.page_kind(src)
+    if kind is None:
+        return html
+    words = _search_words(src, lang)
+    url = page.url.removeprefix(f"{lang}/") if lang != "en" else page.url
+    directory = _state.setdefault("directory", {}).setdefault(lang, {})
+    directory[url] = sitesearch.directory_entry(
+        url,
+        page.title or "",
+        kind,
+        words.own,
+        words.summary,
+        words.keywords if words.topics is None else words.topics,
+        words.lead,
+    )
+    return sitesearch.mark_page(html, src, lang, words.summary, words.keywords, words.tip_id)
+
+
+class _Words(NamedTuple):
+    """What search knows of a page besides its text."""
+
+    summary: str | None = None
+    keywords: list[str] = []
+    topics: list[str] | None = None  # the keywords ranked in the directory (default: all)
+    own: list[str] = []  # the page's own words, for the best-match row
+    lead: list[str] = []  # the problem words of the problems that list a tip first
+    tip_id: str | None = None
+
+
+def _search_words(src: str, lang: str) -> _Words:
+    key = sitesearch.page_key(src)
+    entry_points = _state["entry_points"]
+    tip = _state.get("tips", {}).get(key.removeprefix("tips/")) if key.startswith("tips/") else None
+    if tip is not None:
+        tip_id = str(tip.id)
+        problem_words = _state["keywords"][lang].get(tip_id, [])
+        return _Words(
             summary=tip.summary.get(lang),
-            keywords=sitesearch.tip_keywords(tip, lang, keywords),
-            tip_id=str(tip.id),
+            keywords=sitesearch.tip_keywords(tip, lang, problem_words),
+            topics=sitesearch.tip_keywords(tip, lang, problem_words, variants=False),
+            own=[tip_id.replace("-", " ")],
+            lead=_state["lead"][lang].get(tip_id, []),
+            tip_id=tip_id,
         )
-    return marked
+    entry: object = None
+    if key.startswith("problems/"):
+        entry = entry_points.problems.get(key.removeprefix("problems/"))
+    elif key == "checklist":
+        entry = entry_points.checklist
+    elif key in entry_points.pages:
+        entry = entry_points.pages[key]
+    summary = getattr(entry, "summary", None) or getattr(entry, "intro", None)
+    keywords = getattr(entry, "keywords", None)
+    words = list(keywords.get(lang)) if keywords else []
+    code = sitesearch.rule_code(src)
+    if code:  # a lint rule's page is found by its code
+        words.insert(0, code)
+    if key == "lint":  # and so is the page that lists every rule
+        from generator.lint.rules import RULES
+
+        words += [rule.code for rule in RULES]
+    return _Words(summary=summary.get(lang) if summary else None, keywords=words, own=words)
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (priority -100) has built every language
@@ -217,6 +269,10 @@ def on_post_build(config):  # noqa: ANN001, ANN201
         sitesearch.build_index(Path(config["site_dir"]))
     except UserError as err:
         raise PluginError(str(err)) from None
+    directory = _state.get("directory", {})
+    sitesearch.write_directory(
+        Path(config["site_dir"]), {k: v.values() for k, v in directory.items()}
+    )
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (priority -100) has built the language's nav

@@ -17,6 +17,7 @@ from generator import paths
 from generator.bench import summary
 from generator.bench import view as benchview
 from generator.bench.results import ResultsFile, load_all
+from generator.bench.stats import EQUIVALENCE
 from generator.bench.texts import TOLERANCE_TEXT
 from generator.errors import UserError
 from generator.lint.docs import page_markdown as lint_page
@@ -76,12 +77,22 @@ def tip_page(
         "site/tip.md.j2",
         tip=tip,
         flag=flag,
+        resume=composed_resume(tip),
+        multinode=tip.compose == "ddp",
         related=related,
         measured=measured,
         verified=verified,
         diff=code_diff(tip),
         **_context(lang),
     )
+
+
+def composed_resume(tip: Tip) -> bool:
+    """Whether a tip's page says that a composed script's ``--resume`` does what it teaches:
+    a checkpoint tip the composer applies, or one about resuming (not FSDP's distributed
+    checkpoints, which the composer does not write)."""
+    tags = set(tip.tags)
+    return "checkpoint" in tags and bool(tip.compose or "resume" in tags) and "fsdp" not in tags
 
 
 def code_diff(tip: Tip) -> str | None:
@@ -120,6 +131,7 @@ def benchmarks_page(
         devices_summary=summaries,
         compose=summary.compose_overhead(lang, LABELS[lang]),
         tolerance=TOLERANCE_TEXT,
+        equivalence=f"{EQUIVALENCE:g}",
         **_context(lang),
     )
 
@@ -172,7 +184,8 @@ def write_pages(tips: Sequence[Tip]) -> list[Path]:
 
 
 def nav(tips: Sequence[Tip]) -> list[object]:
-    """The site navigation: hand-written pages, then one section per category."""
+    """The site navigation: the home page and the composer first (the MkDocs hook puts the
+    lint page and the checklist after it), hand-written pages, then one section per category."""
     sections = []
     for category, label in CATEGORIES.items():
         members = [f"tips/{t.id}.md" for t in tips if t.category == category]
@@ -180,13 +193,13 @@ def nav(tips: Sequence[Tip]) -> list[object]:
             sections.append({label.en: [f"categories/{category}.md", *members]})
     return [
         "index.md",
+        "composer.md",
         "usage.md",
         "catalog.md",
         {"Tips": sections},
         "tags.md",
         "coverage.md",
         "benchmarks.md",
-        "composer.md",
         # The Python API is for contributors: it sits under Contributing, not beside the tips.
         {"Contributing": ["contributing.md", "reference/api.md"]},
     ]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -118,38 +120,90 @@ def test_search_finds_the_tip(
     assert all(h.startswith("/zh/") == bool(lang_prefix) for h in hrefs), hrefs
 
 
-#: The share of tests/site/search_queries.yaml whose named tip must be in the top 3 (both languages
-#: together), as issue 12 asks. Measured: 99 of 102 (62/64 English, 37/38 Chinese); the misses
-#: are queries that other tips answer as well (the test prints them).
+#: The share of tests/site/search_queries.yaml whose page must be in the top 3, in each
+#: language (issue 17). Measured: 89/92 English, 89/92 Chinese; the misses are queries that
+#: other pages answer as well (the test prints them).
 SEARCH_FLOOR = 0.95
 
 
-def test_search_query_set(page: Page, base_url: str) -> None:
-    """Every query of tests/site/search_queries.yaml typed into the real search box, as users phrase
-    problems, English ones on an English page and Chinese ones on a Chinese page: the named
-    tip must be in the top 3 often enough, and no result may be in the other language."""
+def expected_page(item: dict[str, str], site: Path) -> str:
+    """The page a query of the set should find, as a path under the language root: its
+    ``page`` (or ``tips/<tip>``), or the nearest page above it when the site has no such page
+    (``lint/rules/PTT020`` is ``lint/`` until the rule pages exist)."""
+    path = (item.get("page") or f"tips/{item['tip']}").strip("/").lower()
+    while "/" in path and not (site / path / "index.html").exists():
+        path = path.rsplit("/", 1)[0]
+    return path + "/"
+
+
+def test_search_query_set(page: Page, base_url: str, built_site: Path) -> None:
+    """Every query of tests/site/search_queries.yaml typed into the real search box, as users
+    phrase problems, English ones on an English page and Chinese ones on a Chinese page: the
+    named page (a tip, a problem, a tool, a lint rule) must be in the top 3 often enough in
+    each language, and no result may be in the other language."""
     import yaml
 
     query_set = yaml.safe_load(
         (Path(__file__).parent / "search_queries.yaml").read_text(encoding="utf-8")
     )
-    misses, other_language, total = [], [], 0
+    assert set(query_set) == {"en", "zh"}
+    assert len(query_set["zh"]) >= len(query_set["en"]) >= 50  # half of them Chinese
+    failures, other_language = [], []
     for lang, queries in query_set.items():
-        page.goto(f"{base_url}/{'zh/' if lang == 'zh' else ''}")
+        prefix = "zh/" if lang == "zh" else ""
+        page.goto(f"{base_url}/{prefix}")
         page.locator("input.md-search__input").click()
         missed = []
         for item in queries:
-            hrefs = _results(page, item["q"])
+            hrefs = [h.lower() for h in _results(page, item["q"])]
             other_language += [h for h in hrefs if h.startswith("/zh/") != (lang == "zh")]
-            if not any(h.endswith(f"/tips/{item['tip']}/") for h in hrefs[:3]):
-                missed.append(f"{item['q']!r}: {item['tip']} not in {hrefs[:3]}")
-        print(f"\nsearch {lang}: {len(queries) - len(missed)}/{len(queries)} in the top 3")
+            want = f"/{prefix}{expected_page(item, built_site / prefix)}"
+            if want not in hrefs[:3]:
+                missed.append(f"{item['q']!r}: {want} not in {hrefs[:3]}")
+        found = len(queries) - len(missed)
+        print(f"\nsearch {lang}: {found}/{len(queries)} in the top 3")
         print(*missed, sep="\n")
-        misses += missed
-        total += len(queries)
-    assert total >= 60 and set(query_set) == {"en", "zh"}
+        if found < SEARCH_FLOOR * len(queries):
+            failures.append(f"{lang}: {found}/{len(queries)}\n" + "\n".join(missed))
     assert not other_language, f"results in the other language: {other_language[:5]}"
-    assert total - len(misses) >= SEARCH_FLOOR * total, "\n".join(misses)
+    assert not failures, "\n".join(failures)
+
+
+def test_search_box_best_match_count_snippets_and_tab(page: Page, base_url: str) -> None:
+    """One page load: the best-match row, a count that matches the rows the list holds, all of
+    them reachable, summaries without Markdown, rule codes, and Tab kept in the dialog."""
+    page.goto(f"{base_url}/")
+    box = page.locator("input.md-search__input")
+    box.click()
+    # A tool's name: the tool's page is the best match, marked and labelled, and listed once.
+    _results(page, "lint")
+    first = page.locator(".md-search-result__item").first
+    expect(first).to_have_class(re.compile("tip-search-best"))
+    assert first.locator("a").get_attribute("href").endswith("/lint/")
+    expect(first.locator(".tip-search-kind")).to_have_text("Best match")
+    hrefs = _results(page, "lint")
+    assert len(hrefs) == len(set(hrefs)), hrefs
+    # A rule code finds the page that documents the rule.
+    assert re.search(r"/lint/(rules/ptt020/)?$", _results(page, "PTT020")[0].lower())
+    # The count is the number of rows, once "Show more" has shown them all.
+    _results(page, "memory")
+    label = page.locator(".md-search-result__meta").inner_text()
+    more = page.locator(".tip-search-more button")
+    assert more.count() == 1, "a broad query lists more than one screen of results"
+    while more.count():
+        more.click()
+    rows = page.locator(".md-search-result__item").count()
+    assert label == f"{rows} matching documents", (label, rows)
+    # Summaries are plain text: the tip's *and* shows without its asterisks.
+    _results(page, "empty_cache")
+    texts = page.locator(".md-search-result__item p").all_inner_texts()
+    assert texts and not any("*" in t or "`" in t for t in texts), texts
+    # Tab cycles inside the open search dialog, forwards and backwards.
+    box.focus()
+    for key in ["Tab"] * 25 + ["Shift+Tab"] * 30:
+        page.keyboard.press(key)
+        inside = page.evaluate("() => !!document.activeElement.closest('.md-search__inner')")
+        assert inside, f"{key} left the search dialog"
 
 
 def test_search_opens_from_the_keyboard_and_from_the_home_page_card(
@@ -165,8 +219,10 @@ def test_search_opens_from_the_keyboard_and_from_the_home_page_card(
     expect(page.locator("input.md-search__input")).to_be_focused()
     page.goto(f"{base_url}/zh/?q=多卡训练")
     page.wait_for_function("() => document.querySelector('[data-tip-search]').dataset.query")
-    first = page.locator(".md-search-result__item > a").first.get_attribute("href") or ""
-    assert first.startswith("/zh/tips/"), first
+    links = page.locator(".md-search-result__item > a")
+    # The problem page is the best match; the tips follow.
+    assert links.first.get_attribute("href") == "/zh/problems/several-gpus/"
+    assert (links.nth(1).get_attribute("href") or "").startswith("/zh/tips/")
 
 
 def test_language_switcher_keeps_the_tip(page: Page, base_url: str) -> None:
@@ -389,6 +445,13 @@ def test_the_first_screen_of_a_tip_page_shows_its_after_code(
         "zh/catalog/",
         "zh/tips/free-memory-empty-cache/",
         "zh/benchmarks/",
+        "zh/",
+        "lint/",
+        "zh/lint/",
+        "checklist/",
+        "zh/checklist/",
+        "problems/loss-is-nan/",
+        "zh/tips/ddp-over-dataparallel/",
     ],
     ids=lambda p: p.strip("/").replace("/", "-") or "home",
 )
@@ -441,3 +504,204 @@ def test_chart_labels_are_tip_titles_and_readable_on_a_phone(
         assert page.locator(".bench-chart").first.locator(".bench-key").count() >= 3  # legend
     finally:
         context.close()
+
+
+# --- polish (issue 17): contrast, tables, Chinese typography, checklist, home, sitemap -------
+
+CONTRAST_JS = """(selectors) => {
+  function rgb(s) { const m = s.match(/[\\d.]+/g).map(Number); return m.length > 3 ? m : m.concat([1]); }
+  function lum(c) {
+    return c.slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+      .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+  }
+  function background(el) {  // the colours behind el, blended from the first opaque one up
+    const stack = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c[3] > 0) { stack.push(c); if (c[3] >= 1) break; }
+    }
+    let out = [255, 255, 255];
+    for (const c of stack.reverse()) out = out.map((v, i) => v * (1 - c[3]) + c[i] * c[3]);
+    return out;
+  }
+  const out = {};
+  for (const s of selectors) {
+    const el = document.querySelector(s);
+    if (!el) { out[s] = null; continue; }
+    const b = background(el), f = rgb(getComputedStyle(el).color);
+    const fg = f.slice(0, 3).map((v, i) => v * f[3] + b[i] * (1 - f[3]));
+    const [hi, lo] = [lum(fg), lum(b)].sort((x, y) => y - x);
+    out[s] = (hi + 0.05) / (lo + 0.05);
+  }
+  return out;
+}"""
+
+#: What the review measured below 4.5:1 (links 2.78, header 2.78, category badges 2.38, dark
+#: badges 4.41), and the other badges and labels of a tip page and of the search results.
+CONTRAST_SELECTORS = [
+    ".md-content .md-typeset p a:not(.headerlink)",
+    ".md-header__topic .md-ellipsis",
+    ".md-nav__link--active",
+    ".tip-badge--category a",
+    ".tip-badge--impact",
+    ".tip-badge--runs-on",
+    ".tip-badge--helps-on",
+    ".tip-verified",
+    ".md-search-result .tip-search-kind",
+]
+
+
+@pytest.mark.parametrize("scheme", ["default", "slate"], ids=["light", "dark"])
+def test_text_contrast_is_at_least_4_5_to_1(browser, base_url: str, scheme: str) -> None:  # noqa: ANN001
+    """WCAG contrast from the computed colours, in the light and the dark palette."""
+    context = browser.new_context()
+    index = 0 if scheme == "default" else 1
+    palette = {"index": index, "color": {"scheme": scheme, "primary": "deep-orange"}}
+    # Material keeps the chosen palette in local storage, under the site's scope.
+    context.add_init_script(f"localStorage.setItem('/.__palette', '{json.dumps(palette)}')")
+    try:
+        page = context.new_page()
+        low = {}
+        for path in ("tips/ddp-over-dataparallel/", "zh/tips/ddp-over-dataparallel/"):
+            page.goto(f"{base_url}/{path}")
+            assert page.evaluate("document.body.dataset.mdColorScheme") == scheme
+            page.locator("input.md-search__input").click()
+            _results(page, "lint")  # the search results' labels
+            ratios = page.evaluate(CONTRAST_JS, CONTRAST_SELECTORS)
+            assert all(v is not None for v in ratios.values()), ratios
+            low |= {f"{path} {s}": round(v, 2) for s, v in ratios.items() if v < 4.5}
+        assert not low, low
+    finally:
+        context.close()
+
+
+#: Breaks inside a Chinese word: two ideographs on either side of a line break.
+MID_WORD_BREAKS_JS = """(selector) => {
+  const cjk = /[\\u4e00-\\u9fff]/;
+  const found = [];
+  for (const cell of document.querySelectorAll(selector)) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    const chars = [];
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      for (let i = 0; i < n.length; i++) {
+        const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+        const box = r.getClientRects()[0];
+        if (box) chars.push([n.data[i], box.top]);
+      }
+    }
+    for (let i = 1; i < chars.length; i++) {
+      if (chars[i][1] > chars[i - 1][1] + 2 && cjk.test(chars[i][0]) && cjk.test(chars[i - 1][0]))
+        found.push(cell.textContent.trim());
+    }
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=["1280x800", "390x844"])
+def test_tables_fit_their_column_and_chinese_labels_keep_their_words(
+    browser,  # noqa: ANN001
+    base_url: str,
+    viewport: tuple[int, int],
+) -> None:
+    width, height = viewport
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        for path in (
+            "lint/",
+            "zh/lint/",
+            "catalog/",
+            "zh/catalog/",
+            "benchmarks/",
+            "zh/benchmarks/",
+        ):
+            page.goto(f"{base_url}/{path}")
+            tables = page.evaluate(
+                """() => Array.from(document.querySelectorAll('.md-content table')).map(t => {
+                    const box = t.closest('.md-typeset__scrollwrap') || t.parentElement;
+                    return [t.getBoundingClientRect().width, box.clientWidth];
+                })"""
+            )
+            assert tables, path
+            # Every table fits its column on a desktop; on a phone, the lint and catalog
+            # tables too (the benchmark tables scroll in their own box, not the page).
+            if width > 1000 or "benchmarks" not in path:
+                assert all(w <= box + 1 for w, box in tables), (path, tables)
+            if path.startswith("zh/"):  # label cells; sentences wrap as Chinese does
+                cells = {
+                    "lint": "td:is(:nth-child(2), :nth-child(5))",
+                    "catalog": "#tip-catalog td:not(:first-child)",
+                    "benchmarks": ".bench-table td:nth-child(2)",
+                }[path.split("/")[1]]
+                breaks = page.evaluate(MID_WORD_BREAKS_JS, cells)
+                assert not breaks, (path, breaks[:5])
+        # The lint page's messages are no letter-by-letter column.
+        page.goto(f"{base_url}/lint/")
+        message = page.locator("h2#rules ~ .md-typeset__scrollwrap td:nth-child(3)").first
+        assert (message.bounding_box() or {})["width"] >= (140 if width < 500 else 180)
+    finally:
+        context.close()
+
+
+def test_home_tools_nav_typography_and_no_missing_sitemap(page: Page, base_url: str) -> None:
+    """The Lint and Composer cards on the home page, the tools and the checklist leading the
+    navigation, card icons apart from their titles, no slanted Chinese, and no request that
+    fails (Material fetched a per-language sitemap.xml that did not exist: a 404 per page)."""
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+    for prefix in ("", "zh/"):
+        page.goto(f"{base_url}/{prefix}")
+        page.wait_for_load_state("networkidle")
+        cards = page.locator(".tip-problems > ul > li")
+        hrefs = [a.get_attribute("href") for a in cards.locator("a").all()]
+        assert hrefs[:2] == ["composer/", "lint/"], hrefs  # first row: above the fold
+        assert cards.first.bounding_box()["y"] < 800
+        links = page.eval_on_selector_all(
+            ".md-sidebar--primary a.md-nav__link[href]",
+            "as => as.map(a => a.getAttribute('href')).filter(h => !h.includes('#'))",
+        )
+        assert links[1:4] == ["composer/", "lint/", "checklist/"], links[:5]
+        gaps = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.grid.cards li > p:first-child'))
+            .map(p => { const icon = p.querySelector('.twemoji'), title = p.querySelector('a');
+                        return title.getBoundingClientRect().left - icon.getBoundingClientRect().right; })"""
+        )
+        assert gaps and min(gaps) >= 4, gaps
+        styles = page.evaluate(
+            "() => Array.from(document.querySelectorAll('.md-content em')).map(e => getComputedStyle(e).fontStyle)"
+        )
+        if prefix:
+            assert styles and set(styles) == {"normal"}, styles
+    page.goto(f"{base_url}/tips/gradient-accumulation/")
+    page.goto(f"{base_url}/zh/catalog/")
+    page.wait_for_load_state("networkidle")
+    assert not failed, failed
+
+
+def test_checklist_boxes_are_kept_in_local_storage(page: Page, base_url: str) -> None:
+    page.goto(f"{base_url}/checklist/")
+    boxes = page.locator(".tip-checklist input[type=checkbox]")
+    assert boxes.count() >= 12
+    why = page.locator(".tip-checklist a[aria-label]")
+    assert (
+        len(set(why.evaluate_all("as => as.map(a => a.getAttribute('aria-label'))")))
+        == boxes.count()
+    )
+    expect(page.locator(".tip-checklist-reset")).to_be_hidden()
+    boxes.nth(0).check()
+    page.locator(".tip-checklist label").nth(2).click()  # the text toggles its box too
+    expect(page.locator(".tip-checklist-status output")).to_have_text(
+        f"2 of {boxes.count()} checked, kept in this browser"
+    )
+    page.reload()
+    ticked = page.locator(".tip-checklist input:checked")
+    assert [ticked.nth(i).get_attribute("data-check") for i in range(ticked.count())] == [
+        boxes.nth(0).get_attribute("data-check"),
+        boxes.nth(2).get_attribute("data-check"),
+    ]
+    page.goto(f"{base_url}/zh/checklist/")  # the same checks in the other language
+    assert page.locator(".tip-checklist input:checked").count() == 2
+    page.locator(".tip-checklist-reset").click()
+    page.reload()
+    assert page.locator(".tip-checklist input:checked").count() == 0

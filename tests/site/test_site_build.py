@@ -13,6 +13,7 @@ import pytest
 from generator import paths
 from generator.records import cjk
 from generator.records.load import load_tips
+from generator.records.render import plain_text
 from generator.records.snippets import snippet_path
 
 TIPS = load_tips()
@@ -23,8 +24,9 @@ def test_every_tip_has_a_page_in_both_languages(built_site: Path) -> None:
         en = built_site / "tips" / str(tip.id) / "index.html"
         zh = built_site / "zh" / "tips" / str(tip.id) / "index.html"
         assert en.exists() and zh.exists(), tip.id
-        assert tip.title.en in en.read_text(encoding="utf-8").replace("&amp;", "&")
-        assert tip.title.zh in zh.read_text(encoding="utf-8").replace("&amp;", "&")
+        for path, title in ((en, tip.title.en), (zh, tip.title.zh)):
+            html = path.read_text(encoding="utf-8").replace("&amp;", "&").replace("&#39;", "'")
+            assert f"<title>{plain_text(title)} - " in html, (tip.id, title)
 
 
 def test_links_use_the_public_address_or_none(built_site: Path) -> None:
@@ -50,18 +52,32 @@ def test_snippet_downloads_resolve(built_site: Path) -> None:
             )
 
 
-def test_search_has_one_index_per_language_holding_the_tips(built_site: Path) -> None:
-    from generator.lint import RULES
+def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
+    built_site: Path,
+) -> None:
     from generator.records.problems import load_entry_points
-    from generator.site.search import GUIDE_PAGES
 
-    problems = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems
-    # tips, problem pages, guides, and one page per lint rule (found by its code)
-    pages = len(TIPS) + len(problems) + len(GUIDE_PAGES) + len(RULES)
-    for lang, bundle in (("en", built_site / "pagefind"), ("zh", built_site / "zh" / "pagefind")):
+    entry_points = load_entry_points(frozenset(str(t.id) for t in TIPS))
+    for lang, root in (("en", built_site), ("zh", built_site / "zh")):
+        bundle = root / "pagefind"
         entry = json.loads((bundle / "pagefind-entry.json").read_text(encoding="utf-8"))
         assert list(entry["languages"]) == [lang], entry["languages"]
-        assert entry["languages"][lang]["page_count"] == pages
+        directory = json.loads((bundle / "pages.json").read_text(encoding="utf-8"))
+        pages = directory["pages"]
+        # Every indexed page is in the directory, with its Pagefind id, and nothing else.
+        assert entry["languages"][lang]["page_count"] == len(pages)
+        assert all(p["id"] and (root / p["url"] / "index.html").exists() for p in pages)
+        urls = {p["url"] for p in pages}
+        assert {f"tips/{t.id}/" for t in TIPS} <= urls
+        assert {f"problems/{slug}/" for slug in entry_points.problems} <= urls
+        assert {f"{path}/" for path in entry_points.pages} | {"checklist/"} <= urls
+        assert not urls & {"catalog/", "tags/", "benchmarks/", "glossary/", ""}
+        assert "the" in directory["stop"] and directory["stop_zh"]
+        kinds = {p["url"]: p["kind"] for p in pages}
+        assert kinds["composer/"] == kinds["lint/"] == "tool"
+        assert kinds["problems/out-of-memory/"] == "problem"
+        lint = next(p for p in pages if p["url"] == "lint/")
+        assert "PTT020" in lint["words"]  # the page that lists every rule is found by code
     assert not (built_site / "search" / "search_index.json").exists()  # no second engine
     tip = (built_site / "zh" / "tips" / "gradient-accumulation" / "index.html").read_text(
         encoding="utf-8"
@@ -74,6 +90,19 @@ def test_search_has_one_index_per_language_holding_the_tips(built_site: Path) ->
         rule = (folder / "lint" / "rules" / "PTT020" / "index.html").read_text(encoding="utf-8")
         assert 'data-pagefind-body data-pagefind-filter="kind:guide"' in rule
         assert "PTT020" in rule and "../../../tips/avoid-cpu-gpu-syncs/" in rule
+
+
+def test_the_pages_of_tips_pages_yaml_carry_their_title(built_site: Path) -> None:
+    """tips/_pages.yaml repeats each page's H1 for the CLI's results: they must agree."""
+    from generator.records.problems import load_entry_points
+
+    pages = load_entry_points(frozenset(str(t.id) for t in TIPS)).pages
+    for path, page in pages.items():
+        for lang, prefix in (("en", ""), ("zh", "zh/")):
+            html = (built_site / prefix / path / "index.html").read_text(encoding="utf-8")
+            h1 = re.search(r"<h1[^>]*>(.*?)</h1>", html, re.S).group(1)
+            text = re.sub(r"<[^>]+>", "", h1).replace("&para;", "").strip()
+            assert text == page.title.get(lang), (path, lang, text)
 
 
 _CJK_CHAR = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
@@ -406,3 +435,40 @@ def test_catalog_is_an_unclassed_table_sorted_by_title_with_inline_code() -> Non
         for needle in ('id="filter-text"', 'id="catalog-empty"', 'id="catalog-reset"'):
             assert needle in page
         assert '<div class="tip-filters" id="tip-filters">' in page and "markdown>" not in page
+
+
+def test_no_raw_backticks_in_titles_navigation_or_header(built_site: Path) -> None:
+    """A tip title's code spans are formatted in its H1, and plain text in the browser tab, the
+    sticky header and the navigation (the review counted raw backticks in 11 titles per
+    language)."""
+    pages = sorted(built_site.rglob("index.html"))
+    assert len(pages) > 200
+    seen = 0
+    for path in pages:
+        html = path.read_text(encoding="utf-8")
+        title = re.search(r"<title>(.*?)</title>", html, re.S)
+        texts = [title.group(1)] if title else []
+        texts += re.findall(r'<span class="md-ellipsis">(.*?)</span>', html, re.S)
+        seen += len(texts)
+        raw = [t.strip() for t in texts if "`" in t]
+        assert not raw, (str(path.relative_to(built_site)), raw[:3])
+    assert seen > 10_000  # the navigation of every page was read
+
+
+def test_tip_pages_link_the_composer_resume_and_several_machines(built_site: Path) -> None:
+    ddp = (built_site / "tips" / "ddp-over-dataparallel" / "index.html").read_text(encoding="utf-8")
+    section = ddp[ddp.index('id="compose"') :]
+    assert 'href="../../composer/"' in section  # "The composer applies this tip"
+    assert 'href="../../composer/#multi-node"' in section  # one click to torchrun/SLURM
+    for tip, resume in (
+        ("save-load-state-dict", True),
+        ("exact-data-resume", True),
+        ("tf32-matmul", False),
+    ):
+        for prefix in ("", "zh/"):
+            html = (built_site / prefix / "tips" / tip / "index.html").read_text(encoding="utf-8")
+            assert ('href="../../composer/#script"' in html and "--resume" in html) == resume, tip
+    always = (built_site / "tips" / "zero-grad-set-to-none" / "index.html").read_text(
+        encoding="utf-8"
+    )
+    assert "applies this tip in every" in always
