@@ -110,7 +110,12 @@ def test_the_archive_holds_python_sources_licences_and_cites_and_is_reproducible
     names = set(files)
     assert {"generator/compose/browser.py", "generator/lint/browser.py"} <= names
     assert "generator/templates/compose/train.py.j2" in names
-    assert not any(n.startswith("generator/templates/site/") for n in names)
+    # The lint's text output reads its labels from the site's ui.yaml
+    # (generator.lint.report.labels_for): the one file of the site's templates that goes in.
+    assert [n for n in names if n.startswith("generator/templates/site/")] == [
+        "generator/templates/site/ui.yaml"
+    ]
+    assert "generator/command.py" in names  # imported by generator/lint/cli.py, packed with it
     assert {"LICENSES/Jinja2.txt", "LICENSES/MarkupSafe.txt", "LICENSES/PyYAML.txt"} <= names
     assert not [n for n in names if n.endswith((".so", ".pyd", ".c", ".pyc"))]
     assert json.loads(files["cites.json"]) == read_tips_by_feature()
