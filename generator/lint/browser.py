@@ -4,7 +4,10 @@ The page runs this module in Pyodide (`generator.site.runtime`). The pasted or d
 is written to a scratch folder of the browser's in-memory file system and checked by the very
 steps of ``python -m generator lint --format json`` and ``--diff`` (`lint_paths`,
 `fix_files`, `generator.lint.report`), so the page reports what the command reports, in the
-same words, and proposes the same fixes. Nothing leaves the page: there is no network here.
+same words (``--lang``), and proposes the same fixes: the safe ones, and the unsafe ones too
+when the reader opts in (``--unsafe-fixes``). The scratch folder has no ``pyproject.toml``, and
+none above it is read (``--isolated``): the page has no project to configure it. Nothing
+leaves the page: there is no network here.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import os
 import re
 import tempfile
 from pathlib import Path
+
+from generator.lint.rules.base import LANGS
 
 #: The name a script gets when the page has none (a pasted script).
 DEFAULT_NAME = "train.py"
@@ -28,32 +33,38 @@ def file_name(name: object) -> str:
     return text or DEFAULT_NAME
 
 
-def lint_text(source: str, name: str = DEFAULT_NAME) -> dict[str, object]:
-    """Check ``source`` as the file ``name``: the findings (with their end positions), the
-    JSON and text reports, the lines of files that could not be checked, and the safe fixes
-    as a diff with the fixed text."""
+def lint_text(
+    source: str, name: str = DEFAULT_NAME, lang: str = "en", unsafe: bool = False
+) -> dict[str, object]:
+    """Check ``source`` as the file ``name``, as ``python -m generator lint --lang <lang>``
+    (and ``--unsafe-fixes`` when ``unsafe``) does: the findings (with their end positions),
+    the JSON and text reports, the lines of files that could not be checked, and the fixes
+    (the safe ones, and the unsafe ones when ``unsafe``) as a diff with the fixed text."""
     from generator.lint import report
-    from generator.lint.engine import lint_paths, select_rules
+    from generator.lint.engine import lint_paths
     from generator.lint.fix import fix_files
 
     name = file_name(name)
+    lang = lang if lang in LANGS else "en"
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="lint-") as folder:
         Path(folder, name).write_bytes(source.encode("utf-8", errors="surrogatepass"))
         os.chdir(folder)
         try:
-            result = lint_paths([name])
+            result = lint_paths([name], lang=lang, isolated=True)
         finally:
             os.chdir(cwd)
-    changes = fix_files(result.sources, select_rules())
+    changes = fix_files(result.sources, result.rules, unsafe=unsafe)
     return {
         "name": name,
+        "lang": lang,
+        "unsafe": unsafe,
         "findings": [
             {**f.as_dict(), "end_line": f.end_line, "end_column": f.end_column}
             for f in result.findings
         ],
         "json": report.json_report(result),
-        "text": report.text(result),
+        "text": report.text(result, 0, report.labels_for(lang), unsafe),
         "errors": [str(e) for e in result.errors],
         "diff": "".join(c.diff() for c in changes),
         "fixes": sum(c.fixed for c in changes),
@@ -62,7 +73,13 @@ def lint_text(source: str, name: str = DEFAULT_NAME) -> dict[str, object]:
 
 
 def run(request: str) -> str:
-    """The page's entry point: ``{"source": ..., "name": ...}`` in, `lint_text`'s answer out
-    (JSON)."""
+    """The page's entry point: ``{"source": ..., "name": ..., "lang": ..., "unsafe": ...}``
+    in, `lint_text`'s answer out (JSON)."""
     data = json.loads(request)
-    return json.dumps(lint_text(str(data.get("source", "")), data.get("name")), ensure_ascii=False)
+    answer = lint_text(
+        str(data.get("source", "")),
+        data.get("name"),
+        str(data.get("lang") or "en"),
+        data.get("unsafe") is True,
+    )
+    return json.dumps(answer, ensure_ascii=False)

@@ -170,7 +170,11 @@ def rule_table(
     lang: str, tips: Sequence[Tip], lang_root: str, pages: Collection[Path] = ()
 ) -> dict[str, dict[str, str]]:
     """Each rule code's tip (id, title, link) and rule page link, where the site has one:
-    ``docs/lint/rules/<code>.md``, among the generated ``pages`` or written by hand."""
+    the page at `generator.lint.report.rule_path` (the path of the SARIF ``helpUri`` and of
+    ``--list-rules``' URL), written as ``docs/lint/rules/<CODE>.md`` among the generated
+    ``pages`` or by hand. The links are relative to ``lang_root``, the root of the page's
+    language, so a Chinese page links the Chinese tip and rule pages."""
+    from generator.lint.report import rule_path
     from generator.lint.rules import RULES
 
     titles = _titles(tips, lang)
@@ -181,11 +185,10 @@ def rule_table(
             "title": titles.get(rule.tip, rule.tip),
             "url": f"{lang_root}tips/{rule.tip}/",
         }
-        for name in (rule.code, rule.code.lower()):
-            page = paths.DOCS / "lint" / "rules" / f"{name}.md"
-            if page in pages or page.is_file():
-                entry["page"] = f"{lang_root}lint/rules/{name}/"
-                break
+        path = rule_path(rule.code)
+        source = paths.DOCS / f"{path.rstrip('/')}.md"
+        if source in pages or source.is_file():
+            entry["page"] = f"{lang_root}{path}"
         out[rule.code] = entry
     return out
 
@@ -220,6 +223,7 @@ def playground_page(lang: str, tips: Sequence[Tip], pages: Collection[Path] = ()
     lang_root = "../../"
     return render(
         "site/lint_playground.md.j2",
+        lang=lang,
         L=ui.labels()[lang],
         rules=rule_table(lang, tips, lang_root, pages),
         n_rules=len(RULES),

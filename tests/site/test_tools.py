@@ -296,10 +296,12 @@ def test_a_changed_control_updates_the_query_and_the_script(
 
 # --- lint: the page reports what the command reports -------------------------------------------
 
-#: Give the playground a script and a file name as a paste would, and wait for its report.
-LINT_JS = """async ([name, source]) => {
+#: Give the playground a script and a file name as a paste would (with or without its unsafe
+#: fixes), and wait for its report.
+LINT_JS = """async ([name, source, unsafe]) => {
     const output = document.querySelector('#lint-output');
     document.querySelector('#lint-name').value = name;
+    document.querySelector('#lint-unsafe').checked = !!unsafe;
     const input = document.querySelector('#lint-input');
     input.value = source;
     input.dispatchEvent(new Event('input', {bubbles: true}));
@@ -314,8 +316,11 @@ LINT_JS = """async ([name, source]) => {
         name: output.dataset.name,
         json: document.querySelector('#lint-json').textContent,
         diff: document.querySelector('#lint-diff').textContent,
+        unsafe: output.dataset.unsafe,
         items: [...output.querySelectorAll('li')].map(li => [li.dataset.rule, +li.dataset.line,
-            +li.dataset.column, [...li.querySelectorAll('a')].map(a => a.getAttribute('href'))]),
+            +li.dataset.column, li.querySelector('.lint-message').textContent,
+            li.dataset.fix || null,
+            [...li.querySelectorAll('a')].map(a => a.getAttribute('href'))]),
     };
 }"""
 
@@ -325,13 +330,19 @@ def _split_diffs(text: str) -> dict[str, str]:
     return {re.match(r"--- a/(\S+)", p).group(1): p for p in parts if p.startswith("--- a/")}
 
 
+@pytest.mark.parametrize(("lang", "unsafe"), [("en", False), ("zh", True)])
 def test_the_playground_reports_what_the_command_reports_on_every_invalid_example(
     tool_page: Callable[[str, str], ToolPage],
+    lang: str,
+    unsafe: bool,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The English page against ``lint --format json`` and ``--diff``; the Chinese page, with
+    its unsafe fixes asked for, against ``--lang zh`` and ``--diff --unsafe-fixes``."""
     from generator import cli
+    from generator.lint.report import rule_path
     from generator.lint.rules import RULES
 
     examples = {
@@ -342,37 +353,50 @@ def test_the_playground_reports_what_the_command_reports_on_every_invalid_exampl
     for name, code in examples.items():
         (tmp_path / name).write_text(code, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    cli.main(["lint", ".", "--format", "json"])  # the command, once over every example
+    options = ["--lang", lang, *(["--unsafe-fixes"] if unsafe else [])]
+    cli.main(["lint", ".", "--format", "json", *options])  # the command, once over every example
     by_file: dict[str, list] = {name: [] for name in examples}
     for finding in json.loads(capsys.readouterr().out):
         by_file[finding["path"]].append(finding)
-    cli.main(["lint", ".", "--diff"])
+    cli.main(["lint", ".", "--diff", *options])
     diffs = _split_diffs(capsys.readouterr().out)
     assert all(by_file.values()), [n for n, f in by_file.items() if not f]  # INVALID: findings
+    assert any(f["fix"] == "unsafe" for found in by_file.values() for f in found)
 
-    page = tool_page("lint", "en").page
+    page = tool_page("lint", lang).page
     mismatches = []
     for name, code in examples.items():
-        got = page.evaluate(LINT_JS, [name, code])
+        got = page.evaluate(LINT_JS, [name, code, unsafe])
         assert got["state"] == "done" and got["name"] == name, got
+        assert got["unsafe"] == str(unsafe).lower(), got
         if json.loads(got["json"]) != by_file[name]:
             mismatches.append(f"{name}: {got['json']} != {by_file[name]}")
         if got["diff"] != diffs.get(name, ""):
-            mismatches.append(f"{name}: the fix preview differs from --diff")
-        expected_items = [[f["rule"], f["line"], f["column"]] for f in by_file[name]]
-        if [item[:3] for item in got["items"]] != expected_items:
+            mismatches.append(f"{name}: the fix preview differs from --diff {options}")
+        expected_items = [
+            [f["rule"], f["line"], f["column"], f["message"].replace("`", ""), f["fix"]]
+            for f in by_file[name]
+        ]
+        if [item[:5] for item in got["items"]] != expected_items:
             mismatches.append(f"{name}: the list shows {got['items']}")
         tips = {f["rule"]: f"../../tips/{f['tip']}/" for f in by_file[name]}
         for rule, *_, links in got["items"]:
-            if tips[rule] not in links:
-                mismatches.append(f"{name}: {rule} does not link its tip: {links}")
-    print(f"\nlint: {len(examples)} INVALID examples of {len(RULES)} rules")
+            if links != [tips[rule], f"../../{rule_path(rule)}"]:
+                mismatches.append(f"{name}: {rule} does not link its tip and rule page: {links}")
+    page.evaluate("document.querySelector('#lint-unsafe').checked = false")
+    print(f"\nlint ({lang}): {len(examples)} INVALID examples of {len(RULES)} rules")
     assert not mismatches, "\n".join(mismatches[:10])
 
 
 def test_the_playground_takes_a_dropped_file_and_applies_the_fixes(
     tool_page: Callable[[str, str], ToolPage], built_site: Path
 ) -> None:
+    """PTT011's fix (weights_only=True) is unsafe: it is offered, and applied, only once the
+    reader asks for unsafe fixes, as ``lint --fix --unsafe-fixes`` applies it."""
+    from generator.lint.rules import RULES
+    from generator.records.ui import labels
+
+    L = labels()["zh"]
     page = tool_page("lint", "zh").page
     page.evaluate(
         """() => {
@@ -389,9 +413,28 @@ def test_the_playground_takes_a_dropped_file_and_applies_the_fixes(
     item = page.locator("#lint-output li")
     assert item.count() == 1 and item.get_attribute("data-rule") == "PTT011"
     assert item.get_attribute("data-line") == "2"
-    href = item.locator("a").first.get_attribute("href")
-    assert (built_site / "zh/lint/playground" / href / "index.html").resolve().is_file(), href
+    rule = next(r for r in RULES if r.code == "PTT011")
+    assert item.locator(".lint-message").inner_text() == rule.message_in("zh").replace("`", "")
+    tip_href, rule_href = (a.get_attribute("href") for a in item.locator("a").all())
+    for href in (tip_href, rule_href):  # the Chinese tip page and the Chinese rule page
+        target = (built_site / "zh/lint/playground" / href / "index.html").resolve()
+        assert target.is_file() and target.is_relative_to(built_site / "zh"), href
+    assert rule_href.endswith("/lint/rules/PTT011/")
     assert page.input_value("#lint-input").startswith("import torch")
+    # Safe fixes only, as --fix: none here, so nothing to apply, and the status says why.
+    assert item.get_attribute("data-fix") == "unsafe"
+    assert item.locator(".lint-badge--unsafe").inner_text() == L["lint_fix_unsafe"]
+    assert page.is_hidden("#lint-fix")
+    assert page.inner_text("#lint-status") == L["playground_found"].format(n=1, safe=0, unsafe=1)
+    page.check("#lint-unsafe")
+    page.wait_for_function(
+        "document.querySelector('#lint-output').dataset.unsafe === 'true'"
+        " && document.querySelector('#lint-output').dataset.state === 'done'"
+    )
+    assert page.inner_text("#lint-fix-count") == L["playground_fixes"].format(
+        fix="--fix --unsafe-fixes", n=1, diff="--diff --unsafe-fixes"
+    )
+    assert "+m = torch.load('m.pt', weights_only=True)" in page.inner_text("#lint-diff")
     page.click("#lint-apply")
     page.wait_for_function(
         "document.querySelector('#lint-output').dataset.state === 'done'"
@@ -399,6 +442,7 @@ def test_the_playground_takes_a_dropped_file_and_applies_the_fixes(
     )
     assert "weights_only=True" in page.input_value("#lint-input")
     assert page.inner_text("#lint-status") == "没有发现问题。"
+    page.uncheck("#lint-unsafe")
 
 
 def test_a_link_carries_the_script_in_its_fragment(

@@ -13,6 +13,7 @@ import pytest
 from generator import paths
 from generator.compose.browser import compose_flags
 from generator.compose.script import read_tips_by_feature
+from generator.records.render import plain_text
 from generator.site import tools
 
 
@@ -76,10 +77,20 @@ def test_the_composer_form_has_the_command_s_flags_and_starts_with_its_plain_scr
 
 
 def test_the_playground_links_a_rule_page_only_where_the_site_has_one(tips: list) -> None:
-    page = paths.DOCS / "lint" / "rules" / "ptt011.md"
-    linked = tools.rule_table("en", tips, "../../", {page})
-    assert linked["PTT011"]["page"] == "../../lint/rules/ptt011/"
-    assert linked["PTT011"]["url"] == "../../tips/save-load-state-dict/"
+    """The rule page's path is generator.lint.report.rule_path's, the one of the SARIF helpUri
+    and of ``--list-rules``: ``lint/rules/PTT011/`` (upper case), from the language's root."""
+    from generator.lint.docs import RULE_DIR, rule_pages
+    from generator.lint.report import rule_path
+
+    assert rule_path("PTT011") == "lint/rules/PTT011/"
+    page = paths.DOCS / RULE_DIR / "PTT011.md"
+    assert f"{RULE_DIR}/PTT011.md" in rule_pages("en", tips)  # the page the site generates
+    tip = next(t for t in tips if t.id == "save-load-state-dict")
+    for lang in ("en", "zh"):  # from the root of each language: the pages in that language
+        linked = tools.rule_table(lang, tips, "../../", {page})
+        assert linked["PTT011"]["page"] == "../../lint/rules/PTT011/"
+        assert linked["PTT011"]["url"] == "../../tips/save-load-state-dict/"
+        assert linked["PTT011"]["title"] == plain_text(tip.title.get(lang))
     if not page.is_file():
         assert "page" not in tools.rule_table("en", tips, "../../")["PTT011"]
 

@@ -34,6 +34,9 @@ from generator.lint import browser as lint
 out = {
     "compose": [json.loads(compose.run(json.dumps({"flags": f}))) for f in json.loads(sys.argv[3])],
     "lint": json.loads(lint.run(json.dumps({"source": sys.argv[4], "name": "t.py"}))),
+    "lint_zh": json.loads(
+        lint.run(json.dumps({"source": sys.argv[4], "name": "t.py", "lang": "zh", "unsafe": True}))
+    ),
 }
 roots = (sys.argv[1], sys.base_prefix)
 out["outside"] = sorted(
@@ -95,6 +98,9 @@ def test_the_archive_runs_both_tools_alone_importing_nothing_heavy(unpacked: Pat
     assert "--deterministic" in contradiction["error"]
     assert out["lint"] == lint_text(SOURCE, "t.py")
     assert [f["rule"] for f in out["lint"]["findings"]] == ["PTT011", "PTT015"]
+    # Chinese messages and labels (ui.yaml, read from the archive), the unsafe fixes too.
+    assert out["lint_zh"] == lint_text(SOURCE, "t.py", "zh", unsafe=True)
+    assert out["lint_zh"]["text"] != out["lint"]["text"]
 
 
 def test_the_probe_fails_when_a_tool_imports_pydantic(unpacked: Path) -> None:
@@ -110,7 +116,12 @@ def test_the_archive_holds_python_sources_licences_and_cites_and_is_reproducible
     names = set(files)
     assert {"generator/compose/browser.py", "generator/lint/browser.py"} <= names
     assert "generator/templates/compose/train.py.j2" in names
-    assert not any(n.startswith("generator/templates/site/") for n in names)
+    # The lint's text output reads its labels from the site's ui.yaml
+    # (generator.lint.report.labels_for): the one file of the site's templates that goes in.
+    assert [n for n in names if n.startswith("generator/templates/site/")] == [
+        "generator/templates/site/ui.yaml"
+    ]
+    assert "generator/command.py" in names  # imported by generator/lint/cli.py, packed with it
     assert {"LICENSES/Jinja2.txt", "LICENSES/MarkupSafe.txt", "LICENSES/PyYAML.txt"} <= names
     assert not [n for n in names if n.endswith((".so", ".pyd", ".c", ".pyc"))]
     assert json.loads(files["cites.json"]) == read_tips_by_feature()
@@ -247,21 +258,46 @@ def test_a_script_name_is_one_plain_file_name(name: object, expected: str) -> No
     assert file_name(name) == expected
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_lint_text_reports_what_the_command_reports(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    lang: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """The page's answer is the command's output for ``--lang``, with ``--unsafe-fixes`` and
+    without: the JSON, the text (labels from ui.yaml), the diff and the count of fixes."""
     from generator import cli
+    from generator.lint.report import counted
+    from generator.lint.rules import RULES
+    from generator.records.ui import labels
 
+    L = labels()[lang]
     (tmp_path / "t.py").write_text(SOURCE, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    cli.main(["lint", "t.py", "--format", "json"])
-    as_json = capsys.readouterr().out
-    cli.main(["lint", "t.py", "--diff"])
-    diff = capsys.readouterr().out
-    got = lint_text(SOURCE, "t.py")
-    assert got["json"] == as_json and got["diff"] == diff
-    assert got["fixes"] == 2 and "weights_only=True" in got["fixed"]
-    broken = lint_text("def f(:\n", "t.py")
+    for unsafe in (False, True):
+        options = ["--lang", lang, *(["--unsafe-fixes"] if unsafe else [])]
+        cli.main(["lint", "t.py", "--format", "json", *options])
+        as_json = capsys.readouterr().out
+        cli.main(["lint", "t.py", *options])
+        as_text = capsys.readouterr().out
+        cli.main(["lint", "t.py", "--diff", *options])
+        diff = capsys.readouterr()
+        got = lint_text(SOURCE, "t.py", lang, unsafe)
+        assert (got["json"], got["text"], got["diff"]) == (as_json, as_text, diff.out), unsafe
+        would_fix = L["lint_would_fix"].format(
+            findings=counted(L, "finding", got["fixes"]), files=counted(L, "file", 1)
+        )
+        assert diff.err == would_fix + "\n"  # the count --diff gives
+        # PTT015's fix (.cuda() -> device=) is safe; PTT011's (weights_only=True) is unsafe.
+        assert got["fixes"] == (2 if unsafe else 1)
+        assert ("weights_only=True" in got["fixed"]) is unsafe
+    by_code = {r.code: r for r in RULES}
+    assert [f["message"] for f in got["findings"]] == [
+        by_code[f["rule"]].message_in(lang) for f in got["findings"]
+    ]
+    assert [f["fix"] for f in got["findings"]] == ["unsafe", "safe"]
+    broken = lint_text("def f(:\n", "t.py", lang)
     assert broken["findings"] == [] and broken["errors"][0].startswith("t.py:1:")
 
 

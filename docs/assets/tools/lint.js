@@ -1,10 +1,11 @@
 // The lint playground: the script in #lint-input is checked as you type by the real
 // `python -m generator lint`, running in the browser (generator/lint/browser.py).
 //
-// - #lint-output lists the findings, one <li data-rule data-line data-column> each, with
-//   links to the rule's tip (and rule page, where the site has one); data-state (busy, done,
-//   failed) says whether it is up to date.
-// - The safe fixes show as the diff `--diff` prints, and can be applied to the text.
+// - #lint-output lists the findings, one <li data-rule data-line data-column data-fix> each,
+//   in the page's language (`--lang`), with links to the rule's tip and rule page in that
+//   language; data-state (busy, done, failed) says whether it is up to date.
+// - The fixes show as the diff `--diff` prints, and can be applied to the text: the safe ones,
+//   and the unsafe ones too when #lint-unsafe is checked (`--unsafe-fixes`), as in ruff.
 // - #lint-json holds the findings as `--format json` prints them.
 // - "Copy a link" puts the script, compressed, in the link's fragment (#code=...&name=...),
 //   which browsers never send to a server; opening such a link restores the script.
@@ -43,6 +44,8 @@ function setup(root) {
   const diff = root.querySelector("#lint-diff");
   const json = root.querySelector("#lint-json");
   const editor = root.querySelector(".lint-editor");
+  const unsafe = root.querySelector("#lint-unsafe");
+  const lang = root.dataset.lang || "en";
   const runtime = startRuntime();
   let fixed = null;
 
@@ -75,6 +78,7 @@ function setup(root) {
     li.dataset.rule = finding.rule;
     li.dataset.line = String(finding.line);
     li.dataset.column = String(finding.column);
+    if (finding.fix) li.dataset.fix = finding.fix;
     const where = document.createElement("button");
     where.type = "button";
     where.className = "lint-pos";
@@ -88,10 +92,11 @@ function setup(root) {
     severity.className = `lint-badge lint-badge--${finding.severity}`;
     severity.textContent = L[finding.severity] || finding.severity;
     li.append(where, " ", code, " ", withCode(finding.message), " ", severity);
-    if (finding.fixable) {
+    if (finding.fix) {
+      // safe: --fix applies it; unsafe: only with --unsafe-fixes (the command's applicability)
       const badge = document.createElement("span");
-      badge.className = "lint-badge lint-badge--fix";
-      badge.textContent = L.fixable;
+      badge.className = `lint-badge lint-badge--fix lint-badge--${finding.fix}`;
+      badge.textContent = L[finding.fix] || finding.fix;
       li.append(" ", badge);
     }
     const rule = rules[finding.rule];
@@ -129,14 +134,17 @@ function setup(root) {
 
   function show(answer) {
     output.replaceChildren(...answer.findings.map(item));
-    const fixable = answer.findings.filter((f) => f.fixable).length;
+    const count = (fix) => answer.findings.filter((f) => f.fix === fix).length;
     errors.hidden = !answer.errors.length;
     errorsText.textContent = answer.errors.join("\n");
-    if (answer.findings.length) status.textContent = format(L.found, { n: answer.findings.length, fixable });
-    else status.textContent = answer.errors.length ? "" : L.none;
+    if (answer.findings.length) {
+      status.textContent = format(L.found, { n: answer.findings.length, safe: count("safe"), unsafe: count("unsafe") });
+    } else status.textContent = answer.errors.length ? "" : L.none;
     fixed = answer.fixed;
     fix.hidden = !answer.fixes;
-    fixCount.textContent = format(L.fixes, { n: answer.fixes });
+    const extra = answer.unsafe ? " --unsafe-fixes" : "";
+    fixCount.textContent = format(L.fixes, { n: answer.fixes, fix: "--fix" + extra, diff: "--diff" + extra });
+    output.dataset.unsafe = String(answer.unsafe);
     showDiff(answer.diff);
     json.textContent = answer.json;
     output.dataset.name = answer.name;
@@ -158,7 +166,7 @@ function setup(root) {
 
   function update() {
     output.dataset.state = "busy";
-    lint({ source: input.value, name: name.value });
+    lint({ source: input.value, name: name.value, lang, unsafe: unsafe.checked });
   }
 
   // The script of a shared link, if the fragment holds one; true when it did.
@@ -183,6 +191,7 @@ function setup(root) {
 
   input.addEventListener("input", update);
   name.addEventListener("input", update);
+  unsafe.addEventListener("change", update);
   root.querySelector("#lint-file").addEventListener("change", (event) => open(event.target.files[0]));
   root.querySelector("#lint-sample").addEventListener("click", () => {
     input.value = input.defaultValue;
