@@ -1,27 +1,27 @@
-"""The composer's choices: `ComposeOptions`, and `validate`, which rejects
-contradictory ones before anything is written."""
+"""The composer's options, defined once as plain data: `OPTIONS` and `CONFLICTS`.
+
+Everything else derives from them: `ComposeOptions` (one field per option), the subcommand's
+flags (`generator.compose.flags`), `validate`, the flag tables of the composer page
+(`generator.compose.docs`) and `options_schema`, the JSON that the browser composer builds its
+form from before it runs this same code. Nothing here imports more than the standard library.
+
+An option is *on* when its value differs from its default (the default leaves the feature
+out of the script). A condition (`Feature.when`, `Conflict.when`) maps option names to
+``True`` (the option is on), ``False`` (it is off) or a value it must equal.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, make_dataclass
+from typing import Any
 
 from generator.errors import UserError
 from generator.records.taxonomy import COMPOSE_FEATURES
 
-#: The flags every pairwise combination is tested with (``tests/compose/test_compose.py``).
-CORE_FEATURES: tuple[str, ...] = (
-    "amp",
-    "accum",
-    "ddp",
-    "compile",
-    "channels-last",
-    "activation-checkpointing",
-    "clip-grad-norm",
-)
-
-AMP_DTYPES = ("auto", "bf16", "fp16")
-DEVICES = ("auto", "cpu", "cuda")
+#: The workloads the composer writes, and the model a bare ``compose`` writes.
+MODELS = ("convnet", "gpt")
 
 
 class ComposeError(UserError):
@@ -37,141 +37,541 @@ class OutputExists(ComposeError):
 
 
 @dataclass(frozen=True)
-class ComposeOptions:
-    """The composer's choices. The defaults compose the plain script (every feature off).
+class Feature:
+    """A composer feature (a key of `COMPOSE_FEATURES`) that an option applies when it is
+    on and `when` holds: the script cites the tips whose record declares the feature."""
+
+    name: str
+    when: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One composer option.
 
     Attributes:
-        amp: autocast around forward and loss (``--amp``).
-        amp_dtype: ``auto`` (bf16 where supported, else fp16), ``bf16`` or ``fp16``; only with
-            ``amp``. ``None`` means ``auto``.
-        accum: micro-batches per optimizer step (``--accum N``); 1 is off.
-        ddp: DistributedDataParallel under torchrun (``--ddp``).
-        compile: ``torch.compile`` the model (``--compile``).
-        channels_last: NHWC memory format for model and inputs (``--channels-last``).
-        activation_checkpointing: recompute block activations in backward.
-        clip_grad_norm: clip the global gradient norm to this value; ``None`` is off.
-        tf32: TF32 matmuls and convolutions on CUDA (``--tf32``).
-        cudnn_benchmark: let cuDNN time and pick convolution algorithms.
-        deterministic: deterministic algorithms only (``--deterministic``).
-        seed: seed Python, NumPy and torch with this default seed; ``None`` is off.
-        workers: DataLoader worker processes, with pinned memory on CUDA; 0 is off.
-        fused_optimizer: fused AdamW kernels (``--fused-optimizer``).
-        no_decay_norm_bias: no weight decay on biases and norm parameters.
-        profile: trace a few steps with ``torch.profiler`` (``--profile``).
-        memory_stats: log peak memory per log interval (``--memory-stats``).
-        eval_every: evaluate every N optimizer steps; ``None`` is off.
-        device: default device of the script: ``auto``, ``cpu`` or ``cuda``.
+        name: the `ComposeOptions` field; the flag is ``--`` and the name with hyphens.
+        kind: ``flag`` (on or off), ``int``, ``float`` or ``choice``.
+        default: the value that leaves the feature out.
+        help: what the option makes the script do, by language (``en``, ``zh``), in
+            Markdown: the composer page's flag tables and ``--help`` (code spans unquoted).
+        group: ``model``, ``features`` or ``target`` (the sections of ``--help``).
+        metavar: the value's name in ``--help`` (``N``, ``X``).
+        choices: the values of a ``choice``.
+        const: the value of a ``choice`` given without one (``--activation-checkpointing``).
+        models: the models the option applies to; with another it is refused.
+        features: the features it applies.
+        minimum, exclusive_minimum, exclusive_maximum: the range of a number.
     """
 
-    amp: bool = False
-    amp_dtype: str | None = None
-    accum: int = 1
-    ddp: bool = False
-    compile: bool = False
-    channels_last: bool = False
-    activation_checkpointing: bool = False
-    clip_grad_norm: float | None = None
-    tf32: bool = False
-    cudnn_benchmark: bool = False
-    deterministic: bool = False
-    seed: int | None = None
-    workers: int = 0
-    fused_optimizer: bool = False
-    no_decay_norm_bias: bool = False
-    profile: bool = False
-    memory_stats: bool = False
-    eval_every: int | None = None
-    device: str = "auto"
+    name: str
+    kind: str
+    default: Any
+    help: Mapping[str, str]
+    group: str = "features"
+    metavar: str | None = None
+    choices: tuple[str, ...] = ()
+    const: str | None = None
+    models: tuple[str, ...] = MODELS
+    features: tuple[Feature, ...] = ()
+    minimum: float | None = None
+    exclusive_minimum: float | None = None
+    exclusive_maximum: float | None = None
 
     @property
-    def dtype(self) -> str:
-        """The autocast dtype choice (``auto``, ``bf16`` or ``fp16``)."""
-        return self.amp_dtype or "auto"
+    def flag(self) -> str:
+        """The command-line flag, ``--clip-grad-norm`` for ``clip_grad_norm``."""
+        return "--" + self.name.replace("_", "-")
 
-    def enabled(self, feature: str) -> bool:
-        """Whether ``feature`` (a key of ``COMPOSE_FEATURES``) is chosen; ``always`` is."""
-        if feature == "always":
-            return True
-        value = getattr(self, _attr(feature))
-        if feature == "accum":
-            return value > 1
-        if feature == "workers":
-            return value > 0
-        return value is not None and value is not False
+    def on(self, value: Any) -> bool:
+        """Whether ``value`` turns the option on."""
+        return value != self.default
+
+    def usage(self) -> str:
+        """The flag as the docs show it: ``--accum N``, ``--device auto|cpu|cuda``."""
+        if self.kind == "choice":
+            values = "|".join(self.choices)
+            return f"{self.flag} [{values}]" if self.const else f"{self.flag} {values}"
+        return f"{self.flag} {self.metavar}" if self.metavar else self.flag
+
+    def range_error(self, value: Any) -> str | None:
+        """What is wrong with a number out of range; None if it is in range."""
+        if self.kind not in ("int", "float") or value == self.default:
+            return None
+        lo, xlo, xhi = self.minimum, self.exclusive_minimum, self.exclusive_maximum
+        ok = (
+            math.isfinite(value)
+            and (lo is None or value >= lo)
+            and (xlo is None or value > xlo)
+            and (xhi is None or value < xhi)
+        )
+        if ok:
+            return None
+        if xhi is not None:
+            low = f"[{_num(lo)}" if lo is not None else f"({_num(xlo)}"
+            wanted = f"in {low}, {_num(xhi)})"
+        elif xlo == 0:
+            wanted = "a positive number"
+        elif lo == 0:
+            wanted = "0 or more"
+        else:
+            wanted = f"at least {_num(lo)}"
+        return f"{self.flag} must be {wanted}, got {_num(value)}"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Option values the composer refuses together, with the one-line reason."""
+
+    when: Mapping[str, Any]
+    message: str
+
+
+def _flag(name: str, text: str, zh: str, **kwargs: Any) -> Option:
+    """An on/off option that applies the feature of the same name."""
+    kwargs.setdefault("features", (Feature(name.replace("_", "-")),))
+    return Option(name, "flag", False, {"en": text, "zh": zh}, **kwargs)
+
+
+def _value(name: str, kind: str, default: Any, text: str, zh: str, **kwargs: Any) -> Option:
+    """An option that takes a value and applies the feature of the same name."""
+    kwargs.setdefault("features", (Feature(name.replace("_", "-")),))
+    return Option(name, kind, default, {"en": text, "zh": zh}, **kwargs)
+
+
+_CONVNET, _GPT = ("convnet",), ("gpt",)
+
+#: Every option, in the order of ``--help``, the docs' tables and a script's ``compose`` line.
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "model",
+        "choice",
+        "convnet",
+        {
+            "en": "The workload: `convnet`, a small conv net on synthetic images; `gpt`, a "
+            "decoder-only transformer on a token file or built-in text (see [GPT](#gpt)).",
+            "zh": "工作负载：`convnet` 是在合成图像上训练的小型卷积网络；`gpt` 是在 token 文件或内置文本上"
+            "训练的 decoder-only Transformer（见 [GPT](#gpt)）。",
+        },
+        group="model",
+        choices=MODELS,
+        features=(Feature("gpt", {"model": "gpt"}),),
+    ),
+    _flag(
+        "amp",
+        "Mixed precision: `torch.amp.autocast` around the forward pass and the loss only, not "
+        "`backward()`; a `GradScaler` only where fp16 can be chosen. Under `--fsdp`, FSDP's "
+        "`MixedPrecisionPolicy` instead: bf16 compute, fp32 gradient reduction.",
+        "混合精度：`torch.amp.autocast` 只包住前向传播和损失计算，不包 `backward()`；只有可能用到 fp16 时"
+        "才创建 `GradScaler`。使用 `--fsdp` 时改用 FSDP 的 `MixedPrecisionPolicy`：bf16 计算，fp32 归约梯度。",
+    ),
+    Option(
+        "amp_dtype",
+        "choice",
+        None,
+        {
+            "en": "The autocast dtype of `--amp`: `auto` picks bf16 where the hardware has it "
+            "(CPU, CUDA compute capability 8.0 and later) and fp16 with a `GradScaler` elsewhere. "
+            "The GPT script trains in bf16.",
+            "zh": "`--amp` 的 autocast 数据类型：`auto` 在硬件支持时（CPU，或计算能力 8.0 及以上的 CUDA GPU）"
+            "用 bf16，否则用 fp16 加 `GradScaler`。GPT 脚本用 bf16 训练。",
+        },
+        choices=("auto", "bf16", "fp16"),
+        features=(),
+    ),
+    _value(
+        "accum",
+        "int",
+        1,
+        "Gradient accumulation over N micro-batches per optimizer step, so the step's "
+        "gradient is that of the mean over all its samples (GPT: over all its tokens). Under "
+        "`--ddp` the N−1 other micro-batches run under `no_sync()`, forward pass included; "
+        "under `--fsdp` they skip the reduce-scatter.",
+        "梯度累积：每次优化器更新累积 N 个微批次，这一步的梯度就是全部样本（GPT 为全部 token）平均损失的梯度。"
+        "使用 `--ddp` 时，前 N−1 个微批次放在 `no_sync()` 里执行，连前向传播一起包住；使用 `--fsdp` 时，"
+        "它们跳过 reduce-scatter。",
+        metavar="N",
+        minimum=1,
+    ),
+    _flag(
+        "ddp",
+        "`DistributedDataParallel` under `torchrun` (NCCL on CUDA, gloo on CPU): every process "
+        "reads its own share of each step's batch, and rank 0 alone logs and saves the "
+        "unwrapped model. Without `torchrun` the same file runs as a world of one.",
+        "分布式数据并行：在 `torchrun` 下使用 `DistributedDataParallel`（CUDA 用 NCCL，CPU 用 gloo）："
+        "每个进程读取每步批次中属于自己的那一份，只有 rank 0 打日志、保存去掉包装的模型。不用 `torchrun` "
+        "时，同一个文件按单进程运行。",
+    ),
+    _flag(
+        "fsdp",
+        "FSDP2: `fully_shard` on each block, then the root, on a model built on the meta "
+        "device and initialised shard by shard (the same initial weights for a seed whatever "
+        "the number of processes); checkpoints with `torch.distributed.checkpoint`, which "
+        "resume on any number of processes.",
+        "完全分片数据并行（FSDP2）：在 meta 设备上构建模型，先对每个 block、再对根模块调用 `fully_shard`，"
+        "然后逐个分片初始化（同一种子下，无论多少进程，初始权重都相同）；用 `torch.distributed.checkpoint` "
+        "保存检查点，可以在任意数量的进程上恢复。",
+        models=_GPT,
+    ),
+    _flag(
+        "async_checkpoint",
+        "Save with `torch.distributed.checkpoint.async_save`: training goes on while a "
+        "background thread writes the copy it took in host memory (one save in flight).",
+        "用 `torch.distributed.checkpoint.async_save` 保存：训练继续进行，后台线程把已拷贝到内存的状态写入"
+        "磁盘（同一时间只有一次保存在进行）。",
+        models=_GPT,
+        features=(),
+    ),
+    _flag(
+        "compile",
+        "`torch.compile`: the conv net in place, before the DDP wrapper; the GPT block by "
+        "block (regional compilation, one compiled graph shared by all blocks), after "
+        "activation checkpointing and before FSDP, as torchtitan orders them.",
+        "`torch.compile`：卷积网络原地编译，并且在套上 DDP 之前；GPT 逐个 block 编译（区域编译，"
+        "所有 block 共用一个编译好的图），顺序与 torchtitan 相同：在激活重计算之后、FSDP 之前。",
+        features=(Feature("compile"), Feature("compile-regional", {"model": "gpt"})),
+    ),
+    _flag(
+        "channels_last",
+        "The model and its inputs in the `channels_last` memory format.",
+        "模型和输入都使用 `channels_last` 内存布局。",
+        models=_CONVNET,
+    ),
+    Option(
+        "activation_checkpointing",
+        "choice",
+        None,
+        {
+            "en": "Activation checkpointing: each block recomputed in `backward()` "
+            "(`torch.utils.checkpoint`, `use_reentrant=False`). `selective` (GPT) keeps the "
+            "outputs of the matmuls and of attention through a policy "
+            "(`create_selective_checkpoint_contexts`) and recomputes the rest.",
+            "zh": "激活重计算（activation checkpointing，又称梯度检查点）：每个 block 在 `backward()` 中重新计算"
+            "（`torch.utils.checkpoint`，`use_reentrant=False`）。`selective`（GPT）通过策略"
+            "（`create_selective_checkpoint_contexts`）保留矩阵乘法和注意力的输出，只重新计算其余部分。",
+        },
+        choices=("full", "selective"),
+        const="full",
+        features=(
+            Feature("activation-checkpointing"),
+            Feature("selective-checkpointing", {"activation_checkpointing": "selective"}),
+        ),
+    ),
+    _value(
+        "clip_grad_norm",
+        "float",
+        None,
+        "`clip_grad_norm_` on the global gradient norm, after `scaler.unscale_()` when a "
+        "GradScaler is in use; under `--fsdp` on the sharded gradients (DTensors), whose norm "
+        "covers all shards. The GPT script logs the norm.",
+        "用 `clip_grad_norm_` 裁剪全局梯度范数；用到 GradScaler 时先调用 `scaler.unscale_()`；使用 `--fsdp` "
+        "时直接作用于分片的梯度（DTensor），范数覆盖所有分片。GPT 脚本会记录这个范数。",
+        metavar="X",
+        exclusive_minimum=0,
+    ),
+    _value(
+        "lr_schedule",
+        "choice",
+        None,
+        "A linear warm-up, then a cosine decay to a tenth of the learning rate "
+        "(`LambdaLR`), stepped after `optimizer.step()` once per optimizer step, created "
+        "before the optimizer state is loaded and saved with the checkpoint.",
+        "先线性预热，再按余弦曲线把学习率降到十分之一（`LambdaLR`）；每次优化器更新后、在 "
+        "`optimizer.step()` 之后调用一次；在加载优化器状态之前创建，并随检查点保存。",
+        choices=("cosine",),
+        models=_GPT,
+    ),
+    _value(
+        "ema",
+        "float",
+        None,
+        "An exponential moving average of the weights with this decay, updated after every "
+        "step on each process's own shards (no communication), saved with the checkpoint and "
+        "written by `--export-weights`.",
+        "按这个衰减系数维护权重的指数移动平均（EMA），每步之后在各进程自己的分片上更新（没有通信），"
+        "随检查点保存，`--export-weights` 导出的就是它。",
+        metavar="DECAY",
+        models=_GPT,
+        exclusive_minimum=0,
+        exclusive_maximum=1,
+    ),
+    _flag(
+        "tf32",
+        "TF32 tensor cores for fp32 matmuls (and the conv net's convolutions) on CUDA.",
+        "CUDA 上的 fp32 矩阵乘法（以及卷积网络的卷积）使用 TF32 Tensor Core。",
+    ),
+    _flag(
+        "cudnn_benchmark",
+        "`torch.backends.cudnn.benchmark = True` for the fixed input shapes.",
+        "输入形状固定，设置 `torch.backends.cudnn.benchmark = True`。",
+        models=_CONVNET,
+    ),
+    _flag(
+        "deterministic",
+        "`torch.use_deterministic_algorithms(True)` and the cuBLAS workspace setting it needs.",
+        "`torch.use_deterministic_algorithms(True)`，以及它所需的 cuBLAS 工作区设置。",
+    ),
+    _value(
+        "seed",
+        "int",
+        None,
+        "Python, NumPy and torch seeded with N by default (the conv net also seeds its "
+        "DataLoader and saves their states in checkpoints); the GPT draws its weights and "
+        "batches from the seed in any case.",
+        "默认用 N 为 Python、NumPy 和 torch 设置随机种子（卷积网络还为 DataLoader 设置种子，并把这些状态"
+        "存进检查点）；GPT 无论如何都从种子生成初始权重和批次。",
+        metavar="N",
+        minimum=0,
+        exclusive_maximum=2**32,
+        features=(Feature("seed"), Feature("seed-loader", {"model": "convnet"})),
+    ),
+    _value(
+        "workers",
+        "int",
+        0,
+        "N persistent DataLoader workers, `pin_memory` and `non_blocking` copies on CUDA: for "
+        "datasets that decode or augment each sample (see [below](#script)).",
+        "N 个常驻的 DataLoader worker，CUDA 上启用 `pin_memory` 和 `non_blocking` 拷贝：适用于需要对"
+        "每个样本解码或增强的数据集（见[下文](#script)）。",
+        metavar="N",
+        minimum=0,
+        models=_CONVNET,
+    ),
+    _flag(
+        "fused_optimizer",
+        "`AdamW(fused=True)`: one kernel for the whole update.",
+        "`AdamW(fused=True)`：一个 kernel 完成全部参数的更新。",
+    ),
+    _flag(
+        "no_decay_norm_bias",
+        "Two parameter groups: no weight decay on biases and norm parameters.",
+        "两个参数组：偏置和归一化层参数不做权重衰减。",
+    ),
+    _flag(
+        "profile",
+        "`torch.profiler` over steps 3 to 5; a Chrome/Perfetto trace per process in the output "
+        "folder.",
+        "用 `torch.profiler` 记录第 3 到第 5 步，每个进程在输出目录写一份 Chrome/Perfetto 跟踪文件。",
+    ),
+    _flag(
+        "memory_stats",
+        "Peak memory in each log line (CUDA: allocated tensors, reset every interval; CPU: "
+        "peak resident set).",
+        "每行日志带上峰值内存（CUDA：已分配张量的峰值，每个日志间隔重置；CPU：进程的峰值常驻内存）。",
+    ),
+    _value(
+        "eval_every",
+        "int",
+        None,
+        "Evaluation every N steps under `model.eval()` and `torch.inference_mode()`: accuracy "
+        "(conv net) or the held-out loss (GPT), summed on the device.",
+        "每 N 步在 `model.eval()` 和 `torch.inference_mode()` 下评估一次：准确率（卷积网络）或留出数据上的"
+        "损失（GPT），在设备上累加。",
+        metavar="N",
+        minimum=1,
+    ),
+    Option(
+        "device",
+        "choice",
+        "auto",
+        {
+            "en": "The script's default device (its own `--device` still overrides it).",
+            "zh": "脚本的默认设备（脚本自己的 `--device` 仍可覆盖）。",
+        },
+        group="target",
+        choices=("auto", "cpu", "cuda"),
+    ),
+)
+
+BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+
+_ONLY_CUDA = " only affects CUDA: it does nothing with --device cpu"
+
+#: Choices the composer refuses together, checked in this order after the ranges; an option
+#: with a model outside its `Option.models` is refused first (`model_conflicts`).
+CONFLICTS: tuple[Conflict, ...] = (
+    Conflict({"amp_dtype": True, "amp": False}, "--amp-dtype needs --amp"),
+    Conflict(
+        {"model": "gpt", "amp_dtype": "fp16"},
+        "--amp-dtype fp16 applies to --model convnet: the GPT script trains in bf16",
+    ),
+    Conflict(
+        {"model": "convnet", "activation_checkpointing": "selective"},
+        "--activation-checkpointing selective needs --model gpt: the conv net's blocks have "
+        "no matmuls to keep",
+    ),
+    Conflict(
+        {"ddp": True, "fsdp": True},
+        "--ddp and --fsdp contradict each other: both spread training over processes, choose one",
+    ),
+    Conflict(
+        {"async_checkpoint": True, "fsdp": False},
+        "--async-checkpoint needs --fsdp: it saves with torch.distributed.checkpoint",
+    ),
+    Conflict(
+        {"deterministic": True, "cudnn_benchmark": True},
+        "--deterministic and --cudnn-benchmark contradict each other: benchmark mode picks "
+        "convolution algorithms by timing them, so results vary between runs",
+    ),
+    Conflict(
+        {"device": "cpu", "amp_dtype": "fp16"},
+        "--amp-dtype fp16 needs a CUDA target: with --device cpu use bf16 or auto",
+    ),
+    Conflict({"device": "cpu", "tf32": True}, "--tf32" + _ONLY_CUDA),
+    Conflict({"device": "cpu", "cudnn_benchmark": True}, "--cudnn-benchmark" + _ONLY_CUDA),
+)
+
+
+def model_conflicts() -> list[Conflict]:
+    """An option refused with each model outside its `Option.models`."""
+    out = []
+    for option in OPTIONS:
+        for model in MODELS:
+            if model not in option.models:
+                only = " or ".join(option.models)
+                message = f"{option.flag} applies to --model {only} only"
+                out.append(Conflict({"model": model, option.name: True}, message))
+    return out
+
+
+#: The core features of each model: every pair of them is composed and trained by the tests.
+CORE_FEATURES: dict[str, tuple[str, ...]] = {
+    "convnet": (
+        "amp",
+        "accum",
+        "ddp",
+        "compile",
+        "channels-last",
+        "activation-checkpointing",
+        "clip-grad-norm",
+    ),
+    "gpt": ("fsdp", "amp", "accum", "compile", "activation-checkpointing", "clip-grad-norm"),
+}
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        value = int(value)
+    return str(value)
+
+
+class _Choices:
+    """The methods of `ComposeOptions` (its fields come from `OPTIONS`)."""
+
+    def on(self, name: str) -> bool:
+        """Whether option ``name`` is on (differs from its default)."""
+        return BY_NAME[name].on(getattr(self, name))
+
+    def holds(self, when: Mapping[str, Any]) -> bool:
+        """Whether the condition ``when`` holds for these options."""
+        for name, wanted in when.items():
+            if isinstance(wanted, bool):
+                if self.on(name) != wanted:
+                    return False
+            elif getattr(self, name) != wanted:
+                return False
+        return True
 
     def features(self) -> list[str]:
-        """The chosen features, ``always`` first, in the order of ``COMPOSE_FEATURES``."""
-        return [f for f in COMPOSE_FEATURES if self.enabled(f)]
+        """The features these options apply, ``always`` first, in `COMPOSE_FEATURES` order."""
+        chosen = {"always"}
+        for option in OPTIONS:
+            if self.on(option.name):
+                chosen |= {f.name for f in option.features if self.holds(f.when)}
+        return [f for f in COMPOSE_FEATURES if f in chosen]
 
     def flags(self) -> list[str]:
-        """The composer flags that produce these options, in canonical order."""
+        """The composer flags that produce these options, in `OPTIONS` order."""
         out: list[str] = []
-        for feature in self.features():
-            if feature == "always":
+        for option in OPTIONS:
+            value = getattr(self, option.name)
+            if not option.on(value):
                 continue
-            flag = f"--{feature}"
-            value = getattr(self, _attr(feature))
-            out += [flag] if isinstance(value, bool) else [flag, _fmt(value)]
-            if feature == "amp" and self.dtype != "auto":
-                out += ["--amp-dtype", self.dtype]
-        if self.device != "auto":
-            out += ["--device", self.device]
+            if option.kind == "flag" or (option.const is not None and value == option.const):
+                out.append(option.flag)
+            else:
+                out += [option.flag, repr(value) if isinstance(value, float) else str(value)]
         return out
 
     def command(self) -> str:
         """The command line that regenerates this script (without ``-o``)."""
         return " ".join(["python -m generator compose", *self.flags()])
 
+    @property
+    def dtype(self) -> str:
+        """The autocast dtype choice (``auto``, ``bf16`` or ``fp16``)."""
+        return self.amp_dtype or "auto"  # type: ignore[attr-defined]
 
-def _attr(feature: str) -> str:
-    return feature.replace("-", "_")
+    @property
+    def gpt(self) -> bool:
+        """Whether the script is the GPT workload."""
+        return self.model == "gpt"  # type: ignore[attr-defined]
 
 
-def _fmt(value: object) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
+ComposeOptions = make_dataclass(
+    "ComposeOptions",
+    [(o.name, Any, field(default=o.default)) for o in OPTIONS],
+    bases=(_Choices,),
+    frozen=True,
+)
+ComposeOptions.__module__ = __name__
+ComposeOptions.__doc__ = (
+    "The composer's choices, one field per option of `OPTIONS` (``clip_grad_norm`` for "
+    "``--clip-grad-norm``). The defaults compose the plain conv-net script."
+)
 
 
-def validate(options: ComposeOptions) -> None:
+def validate(options: Any) -> None:
     """Reject out-of-range values and contradictory choices.
 
     Raises:
         ContradictoryOptions: with a one-line message naming the flags involved.
     """
-    o = options
-    if o.accum < 1:
-        raise ContradictoryOptions(
-            f"--accum must be at least 1 (micro-batches per optimizer step), got {o.accum}"
-        )
-    if o.amp_dtype is not None and not o.amp:
-        raise ContradictoryOptions("--amp-dtype needs --amp")
-    if o.dtype not in AMP_DTYPES:
-        raise ContradictoryOptions(f"--amp-dtype must be one of {', '.join(AMP_DTYPES)}")
-    if o.device not in DEVICES:
-        raise ContradictoryOptions(f"--device must be one of {', '.join(DEVICES)}")
-    if o.clip_grad_norm is not None and not (
-        math.isfinite(o.clip_grad_norm) and o.clip_grad_norm > 0
-    ):
-        raise ContradictoryOptions(
-            f"--clip-grad-norm must be a positive number, got {o.clip_grad_norm}"
-        )
-    if o.workers < 0:
-        raise ContradictoryOptions(f"--workers must be 0 or more, got {o.workers}")
-    if o.eval_every is not None and o.eval_every < 1:
-        raise ContradictoryOptions(f"--eval-every must be at least 1, got {o.eval_every}")
-    if o.seed is not None and not 0 <= o.seed < 2**32:
-        raise ContradictoryOptions(f"--seed must be in [0, 2**32), got {o.seed}")
-    if o.deterministic and o.cudnn_benchmark:
-        raise ContradictoryOptions(
-            "--deterministic and --cudnn-benchmark contradict each other: benchmark mode "
-            "picks convolution algorithms by timing them, so results vary between runs"
-        )
-    if o.device == "cpu":
-        if o.amp and o.dtype == "fp16":
+    for option in OPTIONS:
+        value = getattr(options, option.name)
+        if option.kind == "choice" and value != option.default and value not in option.choices:
             raise ContradictoryOptions(
-                "--amp-dtype fp16 needs a CUDA target: with --device cpu use bf16 or auto"
+                f"{option.flag} must be one of {', '.join(option.choices)}, got {value}"
             )
-        for flag, on in (("--tf32", o.tf32), ("--cudnn-benchmark", o.cudnn_benchmark)):
-            if on:
-                raise ContradictoryOptions(
-                    f"{flag} only affects CUDA: it does nothing with --device cpu"
-                )
+        error = option.range_error(value)
+        if error:
+            raise ContradictoryOptions(error)
+    for conflict in (*model_conflicts(), *CONFLICTS):
+        if options.holds(conflict.when):
+            raise ContradictoryOptions(conflict.message)
+
+
+def options_schema() -> dict[str, Any]:
+    """The options and conflicts as JSON-able data, for the browser composer's form.
+
+    ``{"models": [...], "default_model": ..., "options": [...], "conflicts": [...]}``: each
+    option with its ``name``, ``flag``, ``kind``, ``default``, ``help`` (``en``, ``zh``),
+    ``group``, ``metavar``, ``choices``, ``const``, ``models``, ``features``
+    (``[{"name", "when"}]``), the range bounds that apply, and ``usage``; each conflict with
+    its condition ``when`` (option name -> true for on, false for off, or the value it equals)
+    and its ``message``, the line the composer exits with. Model conflicts come first, as
+    `validate` checks them.
+    """
+    options = []
+    for option in OPTIONS:
+        entry: dict[str, Any] = {"flag": option.flag, "usage": option.usage()}
+        for f in fields(Option):
+            value = getattr(option, f.name)
+            if f.name == "features":
+                value = [{"name": x.name, "when": dict(x.when)} for x in value]
+            elif f.name == "help":
+                value = dict(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            if value is not None or f.name == "default":
+                entry[f.name] = value
+        options.append(entry)
+    conflicts = [
+        {"when": dict(c.when), "message": c.message} for c in (*model_conflicts(), *CONFLICTS)
+    ]
+    return {
+        "models": list(MODELS),
+        "default_model": BY_NAME["model"].default,
+        "options": options,
+        "conflicts": conflicts,
+    }

@@ -25,15 +25,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from generator.compose.flags import FLAG_HELP, add_arguments, options_from_args, parse_flags
+from generator.compose.flags import add_arguments, options_from_args, parse_flags
 from generator.compose.options import (
-    AMP_DTYPES,
     CORE_FEATURES,
-    DEVICES,
+    OPTIONS,
     ComposeError,
     ComposeOptions,
     ContradictoryOptions,
     OutputExists,
+    options_schema,
     validate,
 )
 from generator.compose.results import RESULTS_PLACEHOLDER, expand_results
@@ -46,11 +46,9 @@ from generator.compose.tips import (
 )
 
 __all__ = [
-    "AMP_DTYPES",
     "BLOCK_WORDS",
     "CORE_FEATURES",
-    "DEVICES",
-    "FLAG_HELP",
+    "OPTIONS",
     "PLACEHOLDER",
     "TEMPLATE",
     "ComposeError",
@@ -62,6 +60,7 @@ __all__ = [
     "compose",
     "expand_placeholders",
     "options_from_args",
+    "options_schema",
     "parse_flags",
     "read_tips_by_feature",
     "tips_by_feature",
@@ -101,6 +100,8 @@ def compose(
     }
     # Pass 1 learns which blocks this script has, so a feature's main block can cite exactly
     # the tips that no more specific block of the same script cites.
+    if options.model != "convnet":
+        raise ComposeError(f"--model {options.model}: not written yet")
     blocks: set[str] = set()
     render(TEMPLATE, cite=cite_function(None, blocks), **context)
     citations = Citations({f: sorted(ids) for f, ids in cites.items()}, blocks)

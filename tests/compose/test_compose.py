@@ -64,7 +64,8 @@ def check_source(script: Path, features: tuple[str, ...]) -> None:
     for leftover in ("{{", "{%", "{#"):
         assert leftover not in text, f"template leftover {leftover!r}"
     cites = read_tips_by_feature()
-    expected = {t for f in ("always", *features) for t in cites.get(f, [])}
+    chosen = options(flags(features)).features()
+    expected = {t for f in chosen for t in cites.get(f, [])}
     assert set(cited_tips(text)) == expected
     for number, line in enumerate(text.splitlines(), 1):
         if "# tip: " not in line and "python -m generator compose" not in line:
@@ -194,7 +195,11 @@ def conv_net_flops(width: int, size: int, batch: int, classes: int = 10) -> int:
 KNOWN_GPUS = {
     "NVIDIA H100 80GB HBM3": [989.4, 494.7, 66.9],
     "NVIDIA H100 PCIe": [756.5, 378.0, 51.0],
+    "NVIDIA H100 NVL": [835.5, 417.5, 60.0],
     "NVIDIA H200": [989.4, 494.7, 66.9],
+    "NVIDIA H200 NVL": [835.5, 417.5, 60.0],
+    "NVIDIA B200": [2250.0, 1125.0, 75.0],
+    "NVIDIA GB200": [2500.0, 1250.0, 80.0],
     "NVIDIA A100-SXM4-80GB": [312.0, 156.0, 19.5],
     "NVIDIA A100 80GB PCIe": [312.0, 156.0, 19.5],
     "NVIDIA L4": [121.0, 60.0, 30.3],
@@ -204,9 +209,8 @@ KNOWN_GPUS = {
 }
 #: Names that must not borrow another GPU's peak.
 UNKNOWN_GPUS = [
-    "NVIDIA H100 NVL",
-    "NVIDIA H200 NVL",
     "NVIDIA GH200 480GB",
+    "NVIDIA B100",
     "NVIDIA L40",
     "NVIDIA A10G",
     "Tesla T4",
