@@ -51,6 +51,7 @@ __all__ = [
     "OPTIONS",
     "PLACEHOLDER",
     "TEMPLATE",
+    "TEMPLATES",
     "ComposeError",
     "ComposeOptions",
     "ContradictoryOptions",
@@ -68,7 +69,9 @@ __all__ = [
     "write_script",
 ]
 
-TEMPLATE = "compose/train.py.j2"
+#: The template of each model's script.
+TEMPLATES = {"convnet": "compose/train.py.j2", "gpt": "compose/gpt.py.j2"}
+TEMPLATE = TEMPLATES["convnet"]
 
 
 def compose(
@@ -100,12 +103,11 @@ def compose(
     }
     # Pass 1 learns which blocks this script has, so a feature's main block can cite exactly
     # the tips that no more specific block of the same script cites.
-    if options.model != "convnet":
-        raise ComposeError(f"--model {options.model}: not written yet")
+    template = TEMPLATES[options.model]
     blocks: set[str] = set()
-    render(TEMPLATE, cite=cite_function(None, blocks), **context)
+    render(template, cite=cite_function(None, blocks), **context)
     citations = Citations({f: sorted(ids) for f, ids in cites.items()}, blocks)
-    return render(TEMPLATE, cite=cite_function(citations, set()), **context)
+    return render(template, cite=cite_function(citations, set()), **context)
 
 
 #: A Markdown line that stands for the script composed with its flags, e.g.
