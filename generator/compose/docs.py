@@ -1,4 +1,4 @@
-"""The composer page's flag tables, made from `generator.compose.options.OPTIONS`.
+"""The composer page's flag tables, made from `generator.compose.catalog.OPTIONS`.
 
 A Markdown line ``<!-- compose-flags: MODEL [LANG] -->`` in ``docs/composer*.md`` becomes
 the table of the options that apply to MODEL, with each option's usage as ``--help``

@@ -1,4 +1,4 @@
-"""The ``compose`` subcommand's flags, made from `generator.compose.options.OPTIONS`:
+"""The ``compose`` subcommand's flags, made from `generator.compose.catalog.OPTIONS`:
 `add_arguments` adds them to a parser (their help names the tips each applies),
 `options_from_args` turns the parsed flags into a validated
 `generator.compose.options.ComposeOptions`."""

@@ -9,7 +9,8 @@ writes the result atomically. Every block of the script cites the tips behind it
 feature the options apply, and the ``compose: always`` tips on the blocks every script has.
 
 The pieces live in modules named for what they hold, re-exported here:
-`generator.compose.options` (the options, defined once as data, and their validation),
+`generator.compose.catalog` (the options, defined once as data), `generator.compose.options`
+(their validation and export),
 `generator.compose.tips` (which tips each block cites), `generator.compose.flags`
 (the subcommand's flags), `generator.compose.docs` (the page's flag tables) and
 `generator.compose.results` (the measured figures the composer page shows). This module

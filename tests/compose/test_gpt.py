@@ -249,6 +249,26 @@ def test_a_tiny_gpt_learns_the_built_in_text(tmp_path, runner):
     assert len(evals) == 3 and evals[-1] < 0.7 * initial, (initial, evals)
 
 
+def test_reads_token_files_and_text(tmp_path, runner):
+    """--data: a nanoGPT .bin of uint16 token ids (GPT-2's vocabulary by default), and a
+    UTF-8 text file, a token a byte; each trains, with its last tenth held out."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rng.integers(50257, size=20_000).astype(np.uint16).tofile(tmp_path / "tokens.bin")
+    (tmp_path / "text.txt").write_text("the quick brown fox jumps over héhé\n" * 500)
+    script = write_gpt(tmp_path, ["--model", "gpt", "--eval-every", "2"])
+    sizes = SIZES[: SIZES.index("--vocab-size")]  # the vocabulary: the data's default
+    for data, out in (("tokens.bin", "bin"), ("text.txt", "text")):
+        args = [*sizes, "--data", data, "--batch-size", "2", "--max-steps", "2", "--out", out]
+        run = runner.run(script, args)
+        assert run.rc == 0, run.output
+        records = metrics(tmp_path / out)
+        assert finite([records[-1]["loss"], records[-1]["eval_loss"]])
+        vocab = len(checkpoint(tmp_path / out)["model"]["tok_emb.weight"])
+        assert vocab == (50304 if data.endswith(".bin") else 256)
+
+
 def test_resume_is_exact_in_one_process(tmp_path, runner):
     """7 steps straight, or 4 then --resume to 7: the same losses and the same final
     weights, moments, EMA and schedule, bit for bit; the schedule warms up, then decays."""
