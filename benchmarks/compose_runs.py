@@ -31,16 +31,19 @@ MEASURES = {
 
 
 class Measurement:
-    """One run's report lines, with the process's CPU time and the wall time at each."""
+    """One run's report lines (those with `marker`), with the process's CPU time and the
+    wall time at each."""
 
-    def __init__(self, argv: list[str], folder: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self, argv: list[str], folder: Path, env: dict[str, str], marker: str = "samples/s"
+    ) -> None:
         self.cpu: list[float] = []  # CPU seconds (user + system) at each report
         self.wall: list[float] = []
         self.lines: list[str] = []  # every line the run printed to stdout
         proc = subprocess.Popen(argv, cwd=folder, stdout=subprocess.PIPE, text=True, env=env)
         assert proc.stdout is not None
         for line in proc.stdout:
-            if "samples/s" in line:
+            if marker in line:
                 self.cpu.append(_cpu_seconds(proc.pid))
                 self.wall.append(time.perf_counter())
             self.lines.append(line.rstrip("\n"))

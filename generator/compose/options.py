@@ -1,177 +1,182 @@
-"""The composer's choices: `ComposeOptions`, and `validate`, which rejects
-contradictory ones before anything is written."""
+"""The composer's choices: `ComposeOptions` (a field per option of
+`generator.compose.catalog.OPTIONS`), `validate`, which refuses contradictory ones before
+anything is written, and `options_schema`, the JSON that the browser composer builds its
+form from before it runs this same code. Nothing here imports more than the standard
+library.
+
+An option is *on* when its value differs from its default (the default leaves the feature
+out of the script). A condition (`Feature.when`, `Conflict.when`) maps option names to
+``True`` (the option is on), ``False`` (it is off) or a value it must equal.
+"""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import field, fields, make_dataclass
+from typing import Any
 
-from generator.errors import UserError
+from generator.compose.catalog import CONFLICTS, CORE_FEATURES, OPTIONS
+from generator.compose.option_types import (
+    MODELS,
+    ComposeError,
+    Conflict,
+    ContradictoryOptions,
+    Feature,
+    Option,
+    OutputExists,
+)
 from generator.records.taxonomy import COMPOSE_FEATURES
 
-#: The flags every pairwise combination is tested with (``tests/compose/test_compose.py``).
-CORE_FEATURES: tuple[str, ...] = (
-    "amp",
-    "accum",
-    "ddp",
-    "compile",
-    "channels-last",
-    "activation-checkpointing",
-    "clip-grad-norm",
-)
+__all__ = [
+    "BY_NAME",
+    "CONFLICTS",
+    "CORE_FEATURES",
+    "MODELS",
+    "OPTIONS",
+    "ComposeError",
+    "ComposeOptions",
+    "Conflict",
+    "ContradictoryOptions",
+    "Feature",
+    "Option",
+    "OutputExists",
+    "model_conflicts",
+    "options_schema",
+    "validate",
+]
 
-AMP_DTYPES = ("auto", "bf16", "fp16")
-DEVICES = ("auto", "cpu", "cuda")
-
-
-class ComposeError(UserError):
-    """A composer request that cannot be honoured (exit status 2, nothing written)."""
-
-
-class ContradictoryOptions(ComposeError):
-    """Composer flags that contradict each other or are out of range."""
+BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
 
 
-class OutputExists(ComposeError):
-    """``-o PATH`` names an existing file and ``--force`` was not given."""
+def model_conflicts() -> list[Conflict]:
+    """An option refused with each model outside its `Option.models`."""
+    out = []
+    for option in OPTIONS:
+        for model in MODELS:
+            if model not in option.models:
+                only = " or ".join(option.models)
+                message = f"{option.flag} applies to --model {only} only"
+                out.append(Conflict({"model": model, option.name: True}, message))
+    return out
 
 
-@dataclass(frozen=True)
-class ComposeOptions:
-    """The composer's choices. The defaults compose the plain script (every feature off).
+class _Choices:
+    """The methods of `ComposeOptions` (its fields come from `OPTIONS`)."""
 
-    Attributes:
-        amp: autocast around forward and loss (``--amp``).
-        amp_dtype: ``auto`` (bf16 where supported, else fp16), ``bf16`` or ``fp16``; only with
-            ``amp``. ``None`` means ``auto``.
-        accum: micro-batches per optimizer step (``--accum N``); 1 is off.
-        ddp: DistributedDataParallel under torchrun (``--ddp``).
-        compile: ``torch.compile`` the model (``--compile``).
-        channels_last: NHWC memory format for model and inputs (``--channels-last``).
-        activation_checkpointing: recompute block activations in backward.
-        clip_grad_norm: clip the global gradient norm to this value; ``None`` is off.
-        tf32: TF32 matmuls and convolutions on CUDA (``--tf32``).
-        cudnn_benchmark: let cuDNN time and pick convolution algorithms.
-        deterministic: deterministic algorithms only (``--deterministic``).
-        seed: seed Python, NumPy and torch with this default seed; ``None`` is off.
-        workers: DataLoader worker processes, with pinned memory on CUDA; 0 is off.
-        fused_optimizer: fused AdamW kernels (``--fused-optimizer``).
-        no_decay_norm_bias: no weight decay on biases and norm parameters.
-        profile: trace a few steps with ``torch.profiler`` (``--profile``).
-        memory_stats: log peak memory per log interval (``--memory-stats``).
-        eval_every: evaluate every N optimizer steps; ``None`` is off.
-        device: default device of the script: ``auto``, ``cpu`` or ``cuda``.
-    """
+    def on(self, name: str) -> bool:
+        """Whether option ``name`` is on (differs from its default)."""
+        return BY_NAME[name].on(getattr(self, name))
 
-    amp: bool = False
-    amp_dtype: str | None = None
-    accum: int = 1
-    ddp: bool = False
-    compile: bool = False
-    channels_last: bool = False
-    activation_checkpointing: bool = False
-    clip_grad_norm: float | None = None
-    tf32: bool = False
-    cudnn_benchmark: bool = False
-    deterministic: bool = False
-    seed: int | None = None
-    workers: int = 0
-    fused_optimizer: bool = False
-    no_decay_norm_bias: bool = False
-    profile: bool = False
-    memory_stats: bool = False
-    eval_every: int | None = None
-    device: str = "auto"
-
-    @property
-    def dtype(self) -> str:
-        """The autocast dtype choice (``auto``, ``bf16`` or ``fp16``)."""
-        return self.amp_dtype or "auto"
-
-    def enabled(self, feature: str) -> bool:
-        """Whether ``feature`` (a key of ``COMPOSE_FEATURES``) is chosen; ``always`` is."""
-        if feature == "always":
-            return True
-        value = getattr(self, _attr(feature))
-        if feature == "accum":
-            return value > 1
-        if feature == "workers":
-            return value > 0
-        return value is not None and value is not False
+    def holds(self, when: Mapping[str, Any]) -> bool:
+        """Whether the condition ``when`` holds for these options."""
+        for name, wanted in when.items():
+            if isinstance(wanted, bool):
+                if self.on(name) != wanted:
+                    return False
+            elif getattr(self, name) != wanted:
+                return False
+        return True
 
     def features(self) -> list[str]:
-        """The chosen features, ``always`` first, in the order of ``COMPOSE_FEATURES``."""
-        return [f for f in COMPOSE_FEATURES if self.enabled(f)]
+        """The features these options apply, ``always`` first, in `COMPOSE_FEATURES` order."""
+        chosen = {"always"}
+        for option in OPTIONS:
+            if self.on(option.name):
+                chosen |= {f.name for f in option.features if self.holds(f.when)}
+        return [f for f in COMPOSE_FEATURES if f in chosen]
 
     def flags(self) -> list[str]:
-        """The composer flags that produce these options, in canonical order."""
+        """The composer flags that produce these options, in `OPTIONS` order."""
         out: list[str] = []
-        for feature in self.features():
-            if feature == "always":
+        for option in OPTIONS:
+            value = getattr(self, option.name)
+            if not option.on(value):
                 continue
-            flag = f"--{feature}"
-            value = getattr(self, _attr(feature))
-            out += [flag] if isinstance(value, bool) else [flag, _fmt(value)]
-            if feature == "amp" and self.dtype != "auto":
-                out += ["--amp-dtype", self.dtype]
-        if self.device != "auto":
-            out += ["--device", self.device]
+            if option.kind == "flag" or (option.const is not None and value == option.const):
+                out.append(option.flag)
+            else:
+                out += [option.flag, repr(value) if isinstance(value, float) else str(value)]
         return out
 
     def command(self) -> str:
         """The command line that regenerates this script (without ``-o``)."""
         return " ".join(["python -m generator compose", *self.flags()])
 
+    @property
+    def dtype(self) -> str:
+        """The autocast dtype choice (``auto``, ``bf16`` or ``fp16``)."""
+        return self.amp_dtype or "auto"  # type: ignore[attr-defined]
 
-def _attr(feature: str) -> str:
-    return feature.replace("-", "_")
+    @property
+    def gpt(self) -> bool:
+        """Whether the script is the GPT workload."""
+        return self.model == "gpt"  # type: ignore[attr-defined]
 
 
-def _fmt(value: object) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
+ComposeOptions = make_dataclass(
+    "ComposeOptions",
+    [(o.name, Any, field(default=o.default)) for o in OPTIONS],
+    bases=(_Choices,),
+    frozen=True,
+)
+ComposeOptions.__module__ = __name__
+ComposeOptions.__doc__ = (
+    "The composer's choices, one field per option of `OPTIONS` (``clip_grad_norm`` for "
+    "``--clip-grad-norm``). The defaults compose the plain conv-net script."
+)
 
 
-def validate(options: ComposeOptions) -> None:
+def validate(options: Any) -> None:
     """Reject out-of-range values and contradictory choices.
 
     Raises:
         ContradictoryOptions: with a one-line message naming the flags involved.
     """
-    o = options
-    if o.accum < 1:
-        raise ContradictoryOptions(
-            f"--accum must be at least 1 (micro-batches per optimizer step), got {o.accum}"
-        )
-    if o.amp_dtype is not None and not o.amp:
-        raise ContradictoryOptions("--amp-dtype needs --amp")
-    if o.dtype not in AMP_DTYPES:
-        raise ContradictoryOptions(f"--amp-dtype must be one of {', '.join(AMP_DTYPES)}")
-    if o.device not in DEVICES:
-        raise ContradictoryOptions(f"--device must be one of {', '.join(DEVICES)}")
-    if o.clip_grad_norm is not None and not (
-        math.isfinite(o.clip_grad_norm) and o.clip_grad_norm > 0
-    ):
-        raise ContradictoryOptions(
-            f"--clip-grad-norm must be a positive number, got {o.clip_grad_norm}"
-        )
-    if o.workers < 0:
-        raise ContradictoryOptions(f"--workers must be 0 or more, got {o.workers}")
-    if o.eval_every is not None and o.eval_every < 1:
-        raise ContradictoryOptions(f"--eval-every must be at least 1, got {o.eval_every}")
-    if o.seed is not None and not 0 <= o.seed < 2**32:
-        raise ContradictoryOptions(f"--seed must be in [0, 2**32), got {o.seed}")
-    if o.deterministic and o.cudnn_benchmark:
-        raise ContradictoryOptions(
-            "--deterministic and --cudnn-benchmark contradict each other: benchmark mode "
-            "picks convolution algorithms by timing them, so results vary between runs"
-        )
-    if o.device == "cpu":
-        if o.amp and o.dtype == "fp16":
+    for option in OPTIONS:
+        value = getattr(options, option.name)
+        if option.kind == "choice" and value != option.default and value not in option.choices:
             raise ContradictoryOptions(
-                "--amp-dtype fp16 needs a CUDA target: with --device cpu use bf16 or auto"
+                f"{option.flag} must be one of {', '.join(option.choices)}, got {value}"
             )
-        for flag, on in (("--tf32", o.tf32), ("--cudnn-benchmark", o.cudnn_benchmark)):
-            if on:
-                raise ContradictoryOptions(
-                    f"{flag} only affects CUDA: it does nothing with --device cpu"
-                )
+        error = option.range_error(value)
+        if error:
+            raise ContradictoryOptions(error)
+    for conflict in (*model_conflicts(), *CONFLICTS):
+        if options.holds(conflict.when):
+            raise ContradictoryOptions(conflict.message)
+
+
+def options_schema() -> dict[str, Any]:
+    """The options and conflicts as JSON-able data, for the browser composer's form.
+
+    ``{"models": [...], "default_model": ..., "options": [...], "conflicts": [...]}``: each
+    option with its ``name``, ``flag``, ``kind``, ``default``, ``help`` (``en``, ``zh``),
+    ``group``, ``metavar``, ``choices``, ``const``, ``models``, ``features``
+    (``[{"name", "when"}]``), the range bounds that apply, and ``usage``; each conflict with
+    its condition ``when`` (option name -> true for on, false for off, or the value it equals)
+    and its ``message``, the line the composer exits with. Model conflicts come first, as
+    `validate` checks them.
+    """
+    options = []
+    for option in OPTIONS:
+        entry: dict[str, Any] = {"flag": option.flag, "usage": option.usage()}
+        for f in fields(Option):
+            value = getattr(option, f.name)
+            if f.name == "features":
+                value = [{"name": x.name, "when": dict(x.when)} for x in value]
+            elif f.name == "help":
+                value = dict(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            if value is not None or f.name == "default":
+                entry[f.name] = value
+        options.append(entry)
+    conflicts = [
+        {"when": dict(c.when), "message": c.message} for c in (*model_conflicts(), *CONFLICTS)
+    ]
+    return {
+        "models": list(MODELS),
+        "default_model": BY_NAME["model"].default,
+        "options": options,
+        "conflicts": conflicts,
+    }

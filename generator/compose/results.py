@@ -5,6 +5,8 @@ one at a time, and a minimal hand-written loop and Lightning's ``Trainer`` with 
 settings, and writes ``benchmarks/results/compose-<device>.json``. A Markdown line
 ``<!-- compose-results: DEVICE [LANG] -->`` in ``docs/composer*.md`` becomes that file's
 tables (`expand_results`), or a line saying how to produce it while it does not exist.
+``benchmarks/compose_gpt.py`` does the same for ``--model gpt`` against a minimal GPT loop:
+``<!-- compose-gpt-results: DEVICE [LANG] -->`` becomes its line.
 """
 
 from __future__ import annotations
@@ -22,10 +24,20 @@ RESULTS_PLACEHOLDER = re.compile(
     r"^<!-- compose-results: *(?P<device>cpu|cuda)(?: +(?P<lang>en|zh))? *-->$", re.M
 )
 
+#: ``<!-- compose-gpt-results: cpu -->`` or ``<!-- compose-gpt-results: cuda zh -->``.
+GPT_RESULTS_PLACEHOLDER = re.compile(
+    r"^<!-- compose-gpt-results: *(?P<device>cpu|cuda)(?: +(?P<lang>en|zh))? *-->$", re.M
+)
+
 #: What produces the figures of each device.
 COMMANDS = {
     "cpu": "python benchmarks/compose_compare.py --device cpu",
     "cuda": "python benchmarks/compose_compare.py --device cuda",
+}
+GPT_COMMANDS = {
+    "cpu": "python benchmarks/compose_gpt.py",
+    "cuda": 'python benchmarks/compose_gpt.py --device cuda --flags "--amp --compile '
+    '--fused-optimizer"',
 }
 
 
@@ -55,13 +67,43 @@ def results_markdown(device: str, lang: str = "en", folder: Path | None = None) 
         )
 
 
+def gpt_results_markdown(device: str, lang: str = "en", folder: Path | None = None) -> str:
+    """The GPT benchmark's line for ``device`` in ``lang``, or how to measure it."""
+    L = ui.labels()[lang]  # noqa: N806
+    path = results_path(device, folder).with_name(f"compose-gpt-{device}.json")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        mfu = "" if data.get("mfu") is None else L["composer_gpt_mfu"].format(mfu=data["mfu"])
+        return L["composer_gpt_measured"].format(
+            name=data["gpu"] or data["cpu"],
+            torch=data["torch"],
+            date=str(data["date"])[:10],
+            unit=L["composer_tokens_" + device],
+            generated=float(data["generated_tokens_per_s"]),
+            minimal=float(data["minimal_tokens_per_s"]),
+            ratio=float(data["ratio"]),
+            mfu=mfu,
+            command=data["command"],
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        file = f"benchmarks/results/{path.name}"
+        return L["composer_not_yet"].format(
+            device=device.upper(), command=GPT_COMMANDS[device], file=file
+        )
+
+
 def expand_results(markdown: str, folder: Path | None = None) -> str:
-    """Replace each `RESULTS_PLACEHOLDER` line with `results_markdown`."""
+    """Replace each `RESULTS_PLACEHOLDER` line with `results_markdown`, and each
+    `GPT_RESULTS_PLACEHOLDER` line with `gpt_results_markdown`."""
 
     def table(match: re.Match[str]) -> str:
         return results_markdown(match["device"], match["lang"] or "en", folder)
 
-    return RESULTS_PLACEHOLDER.sub(table, markdown)
+    def line(match: re.Match[str]) -> str:
+        return gpt_results_markdown(match["device"], match["lang"] or "en", folder)
+
+    markdown = RESULTS_PLACEHOLDER.sub(table, markdown)
+    return GPT_RESULTS_PLACEHOLDER.sub(line, markdown)
 
 
 def _num(value: Any, spec: str) -> str:

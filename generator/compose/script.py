@@ -2,19 +2,22 @@
 
 ``python -m generator compose --amp --accum 4 --ddp -o train.py`` turns composer flags into a
 `ComposeOptions`, rejects contradictory choices (`ContradictoryOptions`, exit 2,
-before anything is written), renders ``templates/compose/train.py.j2`` and writes the result
-atomically. Every block of the script cites the tips behind it (``# tip: <id> (tips/<id>/)``):
-the tips whose record declares ``compose: <feature>`` for a chosen feature, and the
-``compose: always`` tips on the blocks every script has.
+before anything is written), renders the model's template (`TEMPLATES`:
+``templates/compose/train.py.j2`` for the conv net, ``gpt.py.j2`` for ``--model gpt``) and
+writes the result atomically. Every block of the script cites the tips behind it
+(``# tip: <id> (tips/<id>/)``): the tips whose record declares ``compose: <feature>`` for a
+feature the options apply, and the ``compose: always`` tips on the blocks every script has.
 
 The pieces live in modules named for what they hold, re-exported here:
-`generator.compose.options` (the choices and their validation),
+`generator.compose.catalog` (the options, defined once as data), `generator.compose.options`
+(their validation and export),
 `generator.compose.tips` (which tips each block cites), `generator.compose.flags`
-(the subcommand's flags) and `generator.compose.results` (the measured figures the
-composer page shows). This module renders and writes.
+(the subcommand's flags), `generator.compose.docs` (the page's flag tables) and
+`generator.compose.results` (the measured figures the composer page shows). This module
+renders and writes.
 
-None of them imports torch or Jinja at import time, so building the CLI parser stays cheap;
-rendering imports Jinja, and the tip records are read only when composing.
+None of them imports torch, NumPy or pydantic, so the browser composer runs them in
+Pyodide; rendering imports Jinja, and the tip records (PyYAML) are read only when composing.
 """
 
 from __future__ import annotations
@@ -25,18 +28,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from generator.compose.flags import FLAG_HELP, add_arguments, options_from_args, parse_flags
+from generator.compose.docs import FLAGS_PLACEHOLDER, expand_flag_tables, flags_table
+from generator.compose.flags import add_arguments, options_from_args, parse_flags
 from generator.compose.options import (
-    AMP_DTYPES,
     CORE_FEATURES,
-    DEVICES,
+    OPTIONS,
     ComposeError,
     ComposeOptions,
     ContradictoryOptions,
     OutputExists,
+    options_schema,
     validate,
 )
-from generator.compose.results import RESULTS_PLACEHOLDER, expand_results
+from generator.compose.results import (
+    GPT_RESULTS_PLACEHOLDER,
+    RESULTS_PLACEHOLDER,
+    expand_results,
+)
 from generator.compose.tips import (
     BLOCK_WORDS,
     Citations,
@@ -46,13 +54,13 @@ from generator.compose.tips import (
 )
 
 __all__ = [
-    "AMP_DTYPES",
     "BLOCK_WORDS",
+    "FLAGS_PLACEHOLDER",
     "CORE_FEATURES",
-    "DEVICES",
-    "FLAG_HELP",
+    "OPTIONS",
     "PLACEHOLDER",
     "TEMPLATE",
+    "TEMPLATES",
     "ComposeError",
     "ComposeOptions",
     "ContradictoryOptions",
@@ -61,7 +69,9 @@ __all__ = [
     "cited_tips",
     "compose",
     "expand_placeholders",
+    "flags_table",
     "options_from_args",
+    "options_schema",
     "parse_flags",
     "read_tips_by_feature",
     "tips_by_feature",
@@ -69,7 +79,9 @@ __all__ = [
     "write_script",
 ]
 
-TEMPLATE = "compose/train.py.j2"
+#: The template of each model's script.
+TEMPLATES = {"convnet": "compose/train.py.j2", "gpt": "compose/gpt.py.j2"}
+TEMPLATE = TEMPLATES["convnet"]
 
 
 def compose(
@@ -101,21 +113,24 @@ def compose(
     }
     # Pass 1 learns which blocks this script has, so a feature's main block can cite exactly
     # the tips that no more specific block of the same script cites.
+    template = TEMPLATES[options.model]
     blocks: set[str] = set()
-    render(TEMPLATE, cite=cite_function(None, blocks), **context)
+    render(template, cite=cite_function(None, blocks), **context)
     citations = Citations({f: sorted(ids) for f, ids in cites.items()}, blocks)
-    return render(TEMPLATE, cite=cite_function(citations, set()), **context)
+    return render(template, cite=cite_function(citations, set()), **context)
 
 
 #: A Markdown line that stands for the script composed with its flags, e.g.
-#: ``<!-- compose: --amp --accum 4 --ddp -->`` in ``docs/composer.md``.
-PLACEHOLDER = re.compile(r"^<!-- compose:(?P<flags>[^>]*)-->$", re.M)
+#: ``<!-- compose: --amp --accum 4 --ddp -->`` in ``docs/composer.md``; indented, the
+#: script is indented alike (inside a collapsible block, say).
+PLACEHOLDER = re.compile(r"^(?P<indent> *)<!-- compose:(?P<flags>[^>]*)-->$", re.M)
 
 
 def expand_placeholders(markdown: str, cites: Mapping[str, Sequence[str]]) -> str:
-    """Replace each `PLACEHOLDER` line of ``markdown`` with the composed script, and
-    each ``<!-- compose-results: DEVICE [LANG] -->`` line with the measured figures
-    (`generator.compose.results.expand_results`).
+    """Replace each `PLACEHOLDER` line of ``markdown`` with the composed script, each
+    ``<!-- compose-flags: MODEL [LANG] -->`` line with the flag table of MODEL
+    (`generator.compose.docs.flags_table`) and each ``<!-- compose-results: DEVICE [LANG] -->``
+    line with the measured figures (`generator.compose.results.expand_results`).
 
     The script comes as a fenced ``python`` block, so the docs always show what the composer
     writes today.
@@ -132,10 +147,13 @@ def expand_placeholders(markdown: str, cites: Mapping[str, Sequence[str]]) -> st
             raise
         except ComposeError:
             raise ComposeError(f"bad flags in {match[0]!r}") from None
-        return f"``` python\n{compose(chosen, cites)}```"
+        block = f"``` python\n{compose(chosen, cites)}```"
+        pad = match["indent"]
+        return "\n".join(pad + line if line else line for line in block.split("\n"))
 
     markdown = PLACEHOLDER.sub(script, markdown)
-    if RESULTS_PLACEHOLDER.search(markdown):
+    markdown = expand_flag_tables(markdown)
+    if RESULTS_PLACEHOLDER.search(markdown) or GPT_RESULTS_PLACEHOLDER.search(markdown):
         markdown = expand_results(markdown)
     return markdown
 

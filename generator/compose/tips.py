@@ -25,13 +25,18 @@ BLOCK_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "always.sync": ("always", ("sync",)),
     "always.device": ("always", ("on-device",)),
     "always.load": ("always", ("weights-only", "load", "state-dict")),
+    "always.mfu": ("always", ("mfu",)),
+    "always.resume": ("always", ("data-resume",)),
     "amp.scaler": ("amp", ("scaler",)),
     "accum.no-sync": ("accum", ("no-sync",)),
+    "accum.scaler": ("accum", ("gradscaler",)),
     "ddp.sampler": ("ddp", ("sampler",)),
     "ddp.rank-zero": ("ddp", ("rank-zero", "unwrap", "save")),
     "clip-grad-norm.unscale": ("clip-grad-norm", ("unscale",)),
     "workers.pin": ("workers", ("pin", "non-blocking")),
-    "seed.loader": ("seed", ("worker", "loader")),
+    "gpt.sdpa": ("gpt", ("sdpa",)),
+    "fsdp.meta": ("fsdp", ("meta",)),
+    "fsdp.checkpoint": ("fsdp", ("checkpoint",)),
 }
 
 
@@ -101,13 +106,16 @@ class Citations:
 
 
 def cite_function(citations: Citations | None, seen: set[str]) -> Callable[..., str]:
-    """The template's ``cite(block, indent)``: it records each block it is called for in
-    ``seen`` and returns the block's ``# tip:`` lines (none while ``citations`` is None)."""
+    """The template's ``cite(block, indent, silent)``: it records each block it is called
+    for in ``seen`` and returns the block's ``# tip:`` lines (none while ``citations`` is
+    None). A silent block returns nothing: a template that states a block's tips do not
+    apply to its script (the GPT script has no GradScaler) keeps them out of the
+    feature's main block."""
 
-    def cite(block: str, indent: int = 4) -> str:
+    def cite(block: str, indent: int = 4, silent: bool = False) -> str:
         """Comment lines citing the tips of ``block``, each ending in a newline."""
         seen.add(block)
-        if citations is None:
+        if citations is None or silent:
             return ""
         pad = " " * indent
         return "".join(f"{pad}# tip: {i} (tips/{i}/)\n" for i in citations.ids(block))

@@ -156,21 +156,29 @@ SEEDS: dict[str, Label] = {
     ),
 }
 
-#: Composer features a tip can belong to, with the ``compose`` flag that applies it.
-#: ``always`` marks practices every generated script follows without a flag.
+#: Composer features a tip can belong to, with the ``compose`` flags that apply it.
+#: ``always`` marks practices every generated script follows without a flag; which option
+#: applies which feature is defined with the options (``generator/compose/options.py``).
 COMPOSE_FEATURES: dict[str, str | None] = {
     "always": None,
+    "gpt": "--model gpt",
     "amp": "--amp",
     "accum": "--accum 4",
     "ddp": "--ddp",
+    "fsdp": "--model gpt --fsdp",
     "compile": "--compile",
+    "compile-regional": "--model gpt --compile",
     "channels-last": "--channels-last",
     "activation-checkpointing": "--activation-checkpointing",
+    "selective-checkpointing": "--model gpt --activation-checkpointing selective",
     "clip-grad-norm": "--clip-grad-norm 1.0",
+    "lr-schedule": "--model gpt --lr-schedule cosine",
+    "ema": "--model gpt --ema 0.999",
     "tf32": "--tf32",
     "cudnn-benchmark": "--cudnn-benchmark",
     "deterministic": "--deterministic",
     "seed": "--seed 0",
+    "seed-loader": "--seed 0",
     "workers": "--workers 4",
     "fused-optimizer": "--fused-optimizer",
     "no-decay-norm-bias": "--no-decay-norm-bias",

@@ -152,9 +152,10 @@ def on_env(env, config, files):  # noqa: ANN001, ANN201
 
 def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
     """Expand the markers of hand-written pages: ``<!-- compose: FLAGS -->`` into the script
-    the composer writes today, ``<!-- tip-count -->`` into the number of tips,
-    ``<!-- problem-cards -->`` into the home page's cards, one per problem, and the tool pages'
-    markers into the composer's form and the tools' scripts (`generator.site.tools`)."""
+    the composer writes today (``<!-- compose-flags: MODEL -->`` into its flag table),
+    ``<!-- tip-count -->`` into the number of tips, ``<!-- problem-cards -->`` into the home
+    page's cards, one per problem, and the tool pages' markers into the composer's form and the
+    tools' scripts (`generator.site.tools`)."""
     if _TIP_COUNT in markdown:
         markdown = markdown.replace(_TIP_COUNT, str(len(_state.get("tips", {}))))
     markdown = tools.expand_markers(
@@ -176,7 +177,7 @@ def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
             L=ui.labels()[_lang(config)],
         )
         markdown = markdown.replace(_PROBLEM_CARDS, cards)
-    if "<!-- compose:" not in markdown:
+    if "<!-- compose" not in markdown:
         return markdown
     try:
         return expand_placeholders(markdown, _state.get("cites", {}))

@@ -24,11 +24,16 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+from generator.compose.options import OPTIONS
 from generator.compose.script import CORE_FEATURES, ComposeOptions, compose, read_tips_by_feature
 from generator.records.harness import WARNING_FLAGS
-from generator.records.taxonomy import COMPOSE_FEATURES
 
-FEATURES = [f for f in COMPOSE_FEATURES if f != "always"]
+#: The conv net's feature flags (without --amp-dtype, a choice of --amp), as ``--`` names.
+FEATURES = [
+    o.flag[2:]
+    for o in OPTIONS
+    if o.group == "features" and "convnet" in o.models and o.name != "amp_dtype"
+]
 #: Small values for the features that take one.
 VALUES = {"accum": "2", "clip-grad-norm": "1.0", "seed": "0", "workers": "1", "eval-every": "4"}
 #: Every feature at once, less --cudnn-benchmark, which contradicts --deterministic.
@@ -54,7 +59,7 @@ def case_id(features: tuple[str, ...]) -> str:
 SUPPORTED: list[tuple[str, ...]] = [
     (),
     *[(f,) for f in FEATURES],
-    *combinations(CORE_FEATURES, 2),
+    *combinations(CORE_FEATURES["convnet"], 2),
     FULL,
 ]
 
@@ -381,7 +386,7 @@ names = sys.argv[1:]
 out["peaks"] = {
     name: [train.peak_tflops(name, p) for p in ("bf16", "tf32", "fp32")] for name in names
 }
-out["cpu_peak"] = train.device_peak_flops(torch.device("cpu"), amp=True)
+out["cpu_peak"] = train.peak_tflops("a CPU", "bf16")
 out["speed_known"] = train.speed(4.5e14, 1.0, 1e15)
 out["speed_unknown"] = train.speed(4.5e14, 1.0, None)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from generator import cli
+from generator.compose.docs import expand_flag_tables
 from generator.compose.script import (
     ComposeOptions,
     cited_tips,
@@ -34,7 +35,6 @@ from tests.compose.compose_cases import (
     SUPPORTED,
     UNSUPPORTED,
     WORKLOAD,
-    ScriptRunner,
     case_id,
     flags,
     options,
@@ -43,13 +43,6 @@ from tests.compose.compose_cases import (
 )
 
 RUFF_RULES = "W,I,B,UP"  # on top of ruff's defaults
-
-
-@pytest.fixture(scope="session")
-def runner():
-    runner = ScriptRunner()
-    yield runner
-    runner.close()
 
 
 def load(path: Path) -> dict:
@@ -64,7 +57,8 @@ def check_source(script: Path, features: tuple[str, ...]) -> None:
     for leftover in ("{{", "{%", "{#"):
         assert leftover not in text, f"template leftover {leftover!r}"
     cites = read_tips_by_feature()
-    expected = {t for f in ("always", *features) for t in cites.get(f, [])}
+    chosen = options(flags(features)).features()
+    expected = {t for f in chosen for t in cites.get(f, [])}
     assert set(cited_tips(text)) == expected
     for number, line in enumerate(text.splitlines(), 1):
         if "# tip: " not in line and "python -m generator compose" not in line:
@@ -194,7 +188,11 @@ def conv_net_flops(width: int, size: int, batch: int, classes: int = 10) -> int:
 KNOWN_GPUS = {
     "NVIDIA H100 80GB HBM3": [989.4, 494.7, 66.9],
     "NVIDIA H100 PCIe": [756.5, 378.0, 51.0],
+    "NVIDIA H100 NVL": [835.5, 417.5, 60.0],
     "NVIDIA H200": [989.4, 494.7, 66.9],
+    "NVIDIA H200 NVL": [835.5, 417.5, 60.0],
+    "NVIDIA B200": [2250.0, 1125.0, 75.0],
+    "NVIDIA GB200": [2500.0, 1250.0, 80.0],
     "NVIDIA A100-SXM4-80GB": [312.0, 156.0, 19.5],
     "NVIDIA A100 80GB PCIe": [312.0, 156.0, 19.5],
     "NVIDIA L4": [121.0, 60.0, 30.3],
@@ -204,9 +202,8 @@ KNOWN_GPUS = {
 }
 #: Names that must not borrow another GPU's peak.
 UNKNOWN_GPUS = [
-    "NVIDIA H100 NVL",
-    "NVIDIA H200 NVL",
     "NVIDIA GH200 480GB",
+    "NVIDIA B100",
     "NVIDIA L40",
     "NVIDIA A10G",
     "Tesla T4",
@@ -300,18 +297,25 @@ def test_help_documents_every_flag_with_its_tips():
             assert tip_id in text
 
 
-def test_compose_is_quick_and_does_not_import_torch():
+@pytest.mark.parametrize("model", ["convnet", "gpt"])
+def test_compose_is_quick_and_does_not_import_torch(model):
+    """Every flag of either model: well under a second of CPU, and no torch, NumPy or
+    pydantic imported (the browser composer runs the same code in Pyodide)."""
+    from tests.compose.gpt_cases import FULL_FSDP, gpt_flags
+
     code = (
         "import io, sys, time, contextlib\n"
         "from generator.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    assert main(['compose', *sys.argv[1:]]) == 0\n"
-        "assert 'torch' not in sys.modules, 'compose imported torch'\n"
+        "heavy = {'torch', 'numpy', 'pydantic', 'pydantic_core'} & set(sys.modules)\n"
+        "assert not heavy, f'compose imported {heavy}'\n"
         'assert out.getvalue().startswith((\'"""\', \'r"""\'))\n'
         "print(time.process_time())\n"
     )
+    argv = flags(FULL) if model == "convnet" else gpt_flags(FULL_FSDP)
     proc = subprocess.run(
-        [sys.executable, "-c", code, *flags(FULL)], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
     assert float(proc.stdout) < 0.5, f"compose took {proc.stdout.strip()} s of CPU"
@@ -499,13 +503,15 @@ def test_docs_page_lists_every_flag(page):
 
     text = (paths.DOCS / page).read_text(encoding="utf-8")
     assert "<!-- compose-tool -->" in text  # the form and the live script (generator/site/tools.py)
+    lang = " zh" if page.endswith(".zh.md") else ""
+    assert f"<!-- compose-flags: convnet{lang} -->" in text
+    text = expand_flag_tables(text)  # the flag tables, generated from the options
     for feature in FEATURES:
         assert f"--{feature}" in text, feature
     # The script's own options, the multi-node launch and the measured figures.
     for option in ("--preset", "--data-on-device", "--nnodes", "--rdzv-backend c10d"):
         assert option in text.replace("=", " "), option
     assert "#SBATCH --signal=TERM@120" in text
-    lang = " zh" if page.endswith(".zh.md") else ""
     for device in ("cpu", "cuda"):
         assert f"<!-- compose-results: {device}{lang} -->" in text
 

@@ -1,0 +1,125 @@
+"""The types the composer's options are made of: `Option`, the `Feature` an option applies,
+the `Conflict` that refuses a combination, and the errors a request can raise. The options
+themselves are data, in `generator.compose.catalog`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.errors import UserError
+
+#: The workloads the composer writes, and the model a bare ``compose`` writes.
+MODELS = ("convnet", "gpt")
+
+
+class ComposeError(UserError):
+    """A composer request that cannot be honoured (exit status 2, nothing written)."""
+
+
+class ContradictoryOptions(ComposeError):
+    """Composer flags that contradict each other or are out of range."""
+
+
+class OutputExists(ComposeError):
+    """``-o PATH`` names an existing file and ``--force`` was not given."""
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A composer feature (a key of `COMPOSE_FEATURES`) that an option applies when it is
+    on and `when` holds: the script cites the tips whose record declares the feature."""
+
+    name: str
+    when: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One composer option.
+
+    Attributes:
+        name: the `ComposeOptions` field; the flag is ``--`` and the name with hyphens.
+        kind: ``flag`` (on or off), ``int``, ``float`` or ``choice``.
+        default: the value that leaves the feature out.
+        help: what the option makes the script do, by language (``en``, ``zh``), in
+            Markdown: the composer page's flag tables and ``--help`` (code spans unquoted).
+        group: ``model``, ``features`` or ``target`` (the sections of ``--help``).
+        metavar: the value's name in ``--help`` (``N``, ``X``).
+        choices: the values of a ``choice``.
+        const: the value of a ``choice`` given without one (``--activation-checkpointing``).
+        models: the models the option applies to; with another it is refused.
+        features: the features it applies.
+        minimum, exclusive_minimum, exclusive_maximum: the range of a number.
+    """
+
+    name: str
+    kind: str
+    default: Any
+    help: Mapping[str, str]
+    group: str = "features"
+    metavar: str | None = None
+    choices: tuple[str, ...] = ()
+    const: str | None = None
+    models: tuple[str, ...] = MODELS
+    features: tuple[Feature, ...] = ()
+    minimum: float | None = None
+    exclusive_minimum: float | None = None
+    exclusive_maximum: float | None = None
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag, ``--clip-grad-norm`` for ``clip_grad_norm``."""
+        return "--" + self.name.replace("_", "-")
+
+    def on(self, value: Any) -> bool:
+        """Whether ``value`` turns the option on."""
+        return value != self.default
+
+    def usage(self) -> str:
+        """The flag as ``--help`` shows it: ``--accum N``, ``--device {auto,cpu,cuda}``."""
+        if self.kind == "choice":
+            values = "{" + ",".join(self.choices) + "}"
+            return f"{self.flag} [{values}]" if self.const else f"{self.flag} {values}"
+        return f"{self.flag} {self.metavar}" if self.metavar else self.flag
+
+    def range_error(self, value: Any) -> str | None:
+        """What is wrong with a number out of range; None if it is in range."""
+        if self.kind not in ("int", "float") or value == self.default:
+            return None
+        lo, xlo, xhi = self.minimum, self.exclusive_minimum, self.exclusive_maximum
+        ok = (
+            math.isfinite(value)
+            and (lo is None or value >= lo)
+            and (xlo is None or value > xlo)
+            and (xhi is None or value < xhi)
+        )
+        if ok:
+            return None
+        if xhi is not None:
+            low = f"[{_num(lo)}" if lo is not None else f"({_num(xlo)}"
+            wanted = f"in {low}, {_num(xhi)})"
+        elif xlo == 0:
+            wanted = "a positive number"
+        elif lo == 0:
+            wanted = "0 or more"
+        else:
+            wanted = f"at least {_num(lo)}"
+        return f"{self.flag} must be {wanted}, got {_num(value)}"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Option values the composer refuses together, with the one-line reason."""
+
+    when: Mapping[str, Any]
+    message: str
+
+
+def _num(value: Any) -> str:
+    """A number as a message shows it: 1, not 1.0."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        value = int(value)
+    return str(value)
