@@ -4,6 +4,7 @@ from it and reinstalls when either file changes, and CI's environment is the loc
 from __future__ import annotations
 
 import sys
+import sysconfig
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -56,7 +57,10 @@ def test_ci_runs_the_locked_versions() -> None:
         pytest.skip("not the .venv that tasks.py installs from the lock")
     pins = _locked()
     wrong = {}
-    for dist in metadata.distributions():
+    # The environment's own site-packages: not sys.path, which an `import setuptools` extends
+    # with the packages it vendors (setuptools/_vendor holds an older platformdirs).
+    site = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+    for dist in metadata.distributions(path=sorted(site)):
         name = canonicalize_name(dist.metadata["Name"])
         if name in pins and Version(Version(dist.version).public) != pins[name]:
             wrong[name] = f"{dist.version} installed, {pins[name]} locked"

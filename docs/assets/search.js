@@ -13,7 +13,8 @@
 //   rarity. An extra word ("low GPU utilization") adds to the pages that have it and drops
 //   none that lack it.
 // A "best match" row comes first: the pages whose title or own search words have most of
-// their terms in common with the query. The results are shown PAGE at a time, with a button
+// their terms in common with the query; a problem's words are also the own words of the tip it
+// lists first, so a query naming a problem shows the problem page and that tip. The results are shown PAGE at a time, with a button
 // for the next ones: no cap hides any. `?q=words` in the address opens the search with that
 // query.
 (function () {
@@ -64,6 +65,7 @@
             p.t = { title: terms(p.title, true), keys: terms((p.keys || []).join(" ; "), true),
               lead: terms((p.lead || []).join(" ; "), true), summary: terms(p.summary || "", true) };
             p.own = [p.title].concat(p.words || []).map(terms);
+            p.leads = (p.lead || []).map(terms);
           });
           return pages;
         });
@@ -153,24 +155,32 @@
     return scores;
   }
 
+  // The share of a field's terms the query has (shared terms over all terms of both).
+  function cover(fields, query) {
+    var best = 0;
+    fields.forEach(function (field) {
+      if (!field.length) return;
+      var shared = query.filter(function (q) { return has(field, q); }).length;
+      best = Math.max(best, shared / (query.length + field.length - shared));
+      // A code (PTT011) names its page, whatever else the query holds.
+      if (field.length === 1 && /^[a-z]+\d+$/.test(field[0]) && query.indexOf(field[0]) >= 0) {
+        best = Math.max(best, 1);
+      }
+    });
+    return best;
+  }
+
   // The best-bet row: pages whose title or own search words share most of their terms with
-  // the query (shared terms over all terms of both).
+  // the query, at most two; a tip also by the words of the problem it leads, after a page
+  // matched by its own words (the problem page, then its first tip).
   function bestBets(pages, query) {
     var found = [];
-    pages.forEach(function (page) {
-      var best = 0;
-      page.own.forEach(function (field) {
-        if (!field.length) return;
-        var shared = query.filter(function (q) { return has(field, q); }).length;
-        best = Math.max(best, shared / (query.length + field.length - shared));
-        // A code (PTT011) names its page, whatever else the query holds.
-        if (field.length === 1 && /^[a-z]+\d+$/.test(field[0]) && query.indexOf(field[0]) >= 0) {
-          best = Math.max(best, 1);
-        }
-      });
-      if (best >= W.best) found.push({ page: page, cover: best });
+    pages.forEach(function (page, i) {
+      var own = cover(page.own, query);
+      var best = Math.max(own, cover(page.leads, query));
+      if (best >= W.best) found.push({ page: page, cover: best, lead: own < best, i: i });
     });
-    found.sort(function (a, b) { return b.cover - a.cover; });
+    found.sort(function (a, b) { return b.cover - a.cover || a.lead - b.lead || a.i - b.i; });
     var top = found.length ? found[0].cover : 0;
     return found.filter(function (f) { return f.cover === top; }).slice(0, 2)
       .map(function (f) { return f.page; });

@@ -72,8 +72,9 @@ def labels_for(lang: str = "en", labels: Mapping[str, str] | None = None) -> Map
 def text_line(finding: Finding, labels: Mapping[str, str] | None = None) -> str:
     """``path:line:col: CODE [severity] message (tip: <id>)``."""
     f = finding
-    severity = labels_for("en", labels)[f"lint_severity_{f.severity}"]
-    return f"{f.path}:{f.line}:{f.column}: {f.rule} [{severity}] {f.message} (tip: {f.tip})"
+    label = labels_for("en", labels)
+    severity, tip = label[f"lint_severity_{f.severity}"], label["lint_tip"]
+    return f"{f.path}:{f.line}:{f.column}: {f.rule} [{severity}] {f.message} ({tip}: {f.tip})"
 
 
 def counted(labels: Mapping[str, str], key: str, n: int) -> str:

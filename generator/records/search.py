@@ -62,6 +62,8 @@ class Document:
     title: str
     summary: str = ""
     own: tuple[str, ...] = ()  # the page's own words: the best-match row looks at these
+    lead: tuple[str, ...] = ()  # the words of the problems a tip leads: own words that rank
+    # after the problem page's
     keywords: tuple[str, ...] = ()
     code: str = ""
     body: str = ""
@@ -195,15 +197,21 @@ def _phrases(phrases: Iterable[str]) -> list[str]:
 
 
 def best_matches(docs: Sequence[Document], terms: list[str], most: int = 2) -> list[int]:
-    """The indexes of the documents whose title or own words share at least `BEST` of their
-    terms with the query, the highest share only, at most ``most``."""
-    shares = [
-        max((_shared(terms, p) for p in _phrases((d.title, *d.own))), default=0.0) for d in docs
-    ]
+    """The indexes of the documents whose title or own words (a tip's ``lead`` words
+    included) share at least `BEST` of their terms with the query, the highest share only, at
+    most ``most``; a page matched by its own words before a tip matched by the problem it
+    leads (the problem page, then its first tip)."""
+
+    def share(phrases: Iterable[str]) -> float:
+        return max((_shared(terms, p) for p in _phrases(phrases)), default=0.0)
+
+    own = [share((d.title, *d.own)) for d in docs]
+    shares = [max(o, share(d.lead)) for o, d in zip(own, docs, strict=True)]
     top = max(shares, default=0.0)
     if top < BEST:
         return []
-    return [i for i, s in enumerate(shares) if s == top][:most]
+    tied = [i for i, s in enumerate(shares) if s == top]
+    return sorted(tied, key=lambda i: own[i] < top)[:most]
 
 
 class Index:
@@ -242,8 +250,13 @@ def search_documents(
     return Index(docs, lang).search(query, limit)
 
 
-def tip_document(tip: Tip, lang: str, problem_words: Iterable[str] = ()) -> Document:
-    """A tip as a searchable document: its prose, code, tags and the problems that list it."""
+def tip_document(
+    tip: Tip, lang: str, problem_words: Iterable[str] = (), lead: Iterable[str] = ()
+) -> Document:
+    """A tip as a searchable document: its prose, code, tags and the problems that list it.
+    ``lead``: the words of the problems the tip leads (lists first), which are also its own
+    words: a query naming the problem has the problem page and its first tip as best matches."""
+    lead = tuple(lead)
     prose = [tip.rationale.get(lang), *(c.get(lang) for c in tip.caveats)]
     for variant in tip.variants().values():
         if variant.explain:
@@ -253,7 +266,7 @@ def tip_document(tip: Tip, lang: str, problem_words: Iterable[str] = ()) -> Docu
     if tip.no_code:
         prose.append(tip.no_code.get(lang))
     tags = [t for tag in tip.tags for t in dict.fromkeys((tag, TAGS[tag].en, TAGS[tag].get(lang)))]
-    tags += [tip.category, CATEGORIES[tip.category].get(lang), *tip.lint, *problem_words]
+    tags += [tip.category, CATEGORIES[tip.category].get(lang), *tip.lint, *problem_words, *lead]
     tip_id = str(tip.id or "")
     return Document(
         page=f"tips/{tip_id}/",
@@ -261,6 +274,7 @@ def tip_document(tip: Tip, lang: str, problem_words: Iterable[str] = ()) -> Docu
         title=tip.title.get(lang),
         summary=tip.summary.get(lang),
         own=(tip_id.replace("-", " "),),
+        lead=lead,
         keywords=tuple(t for t in tags if t),  # a problem's first tip has its words twice
         code="\n".join(v.code for v in tip.variants().values()),
         body="\n".join(prose),
@@ -275,9 +289,7 @@ def record_documents(
     problem page, the checklist and the pages of ``tips/_pages.yaml``."""
     words = entry_points.keywords_by_tip(lang) if entry_points else {}
     lead = entry_points.keywords_by_tip(lang, first=1) if entry_points else {}
-    docs = [
-        tip_document(t, lang, [*words.get(str(t.id), []), *lead.get(str(t.id), [])]) for t in tips
-    ]
+    docs = [tip_document(t, lang, words.get(str(t.id), []), lead.get(str(t.id), [])) for t in tips]
     if entry_points is None:
         return docs
     titles = {str(t.id): t.title.get(lang) for t in tips}

@@ -496,7 +496,7 @@ def test_safe_fix_runs_and_passes_checks(code: str) -> None:
 
 TEXT_LINE = re.compile(
     r"^(?P<path>.+):(?P<line>\d+):(?P<col>\d+): (?P<code>PTT\d{3}) \[(?P<severity>[^\]]+)\] "
-    r"(?P<msg>.+) \(tip: (?P<tip>[a-z0-9-]+)\)$"
+    r"(?P<msg>.+) \((?P<tip_label>tip|技巧): (?P<tip>[a-z0-9-]+)\)$"
 )
 BAD_LOAD = 'import torch\nstate = torch.load("ckpt.pt")\n'
 
@@ -592,6 +592,7 @@ def test_text_format_in_chinese(tmp_path: Path) -> None:
     *lines, last = proc.stdout.splitlines()
     matches = [TEXT_LINE.match(line) for line in lines]
     assert all(matches) and [m["severity"] for m in matches if m] == ["错误", "错误"]
+    assert {m["tip_label"] for m in matches if m} == {"技巧"}
     assert all(_CJK.search(m["msg"]) for m in matches if m)
     assert _CJK.search(last) and "2" in last
 

@@ -83,6 +83,20 @@ def test_a_best_match_comes_first_and_tools_name_their_command() -> None:
     assert len({h.page for h in hits}) == len(hits)  # a best match is listed once
 
 
+@pytest.mark.parametrize(
+    ("lang", "query", "problem"),
+    [("zh", "多卡训练", "several-gpus"), ("en", "multi GPU", "several-gpus")],
+)
+def test_a_query_naming_a_problem_has_the_problem_then_its_first_tip_as_best_matches(
+    lang: str, query: str, problem: str
+) -> None:
+    from generator.records.problems import load_entry_points
+
+    first_tip = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems[problem].tips[0]
+    hits = INDEX[lang].search(query)
+    assert [h.page for h in hits if h.best] == [f"problems/{problem}/", f"tips/{first_tip}/"]
+
+
 def test_an_extra_word_does_not_drop_the_page() -> None:
     """A page that lacks one of the query's words still ranks by the others."""
     assert "tips/measure-mfu/" in _pages("MFU")[:3]

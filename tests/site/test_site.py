@@ -190,9 +190,14 @@ def test_search_box_best_match_count_snippets_and_tab(page: Page, base_url: str)
     label = page.locator(".md-search-result__meta").inner_text()
     more = page.locator(".tip-search-more button")
     assert more.count() == 1, "a broad query lists more than one screen of results"
+    items = page.locator(".md-search-result__item")
     while more.count():
-        more.click()
-    rows = page.locator(".md-search-result__item").count()
+        shown = items.count()
+        more.click()  # then wait for its rows: the button is replaced (or gone) only after
+        page.wait_for_function(
+            "n => document.querySelectorAll('.md-search-result__item').length > n", arg=shown
+        )
+    rows = items.count()
     assert label == f"{rows} matching documents", (label, rows)
     # Summaries are plain text: the tip's *and* shows without its asterisks.
     _results(page, "empty_cache")
@@ -661,7 +666,7 @@ def test_home_tools_nav_typography_and_no_missing_sitemap(page: Page, base_url: 
             ".md-sidebar--primary a.md-nav__link[href]",
             "as => as.map(a => a.getAttribute('href')).filter(h => !h.includes('#'))",
         )
-        assert links[1:4] == ["composer/", "lint/", "checklist/"], links[:5]
+        assert links[1:5] == ["composer/", "lint/", "lint/playground/", "checklist/"], links[:6]
         gaps = page.evaluate(
             """() => Array.from(document.querySelectorAll('.grid.cards li > p:first-child'))
             .map(p => { const icon = p.querySelector('.twemoji'), title = p.querySelector('a');

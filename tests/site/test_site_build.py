@@ -88,7 +88,7 @@ def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
     assert "data-pagefind-body" not in catalog  # list pages stay out of the index
     for folder in (built_site, built_site / "zh"):
         rule = (folder / "lint" / "rules" / "PTT020" / "index.html").read_text(encoding="utf-8")
-        assert 'data-pagefind-body data-pagefind-filter="kind:guide"' in rule
+        assert 'data-pagefind-body data-pagefind-filter="kind:rule"' in rule
         assert "PTT020" in rule and "../../../tips/avoid-cpu-gpu-syncs/" in rule
 
 
