@@ -376,6 +376,19 @@ def test_built_pages_show_runs_on_and_helps_on_badges(built_site: Path) -> None:
         runs = re.search(r'tip-badge--runs-on"[^>]*>([^<]*)<', html)
         assert helps and runs, tip.id
         assert "CPU" in runs.group(1) and "CPU" not in helps.group(1), tip.id
+    # An advice-only tip ran nowhere: its badge says where the advice applies, not "Runs on".
+    from generator.records import ui
+
+    label = ui.labels()["en"]
+    advice = [t for t in TIPS if not t.variants()]
+    assert advice, "expected advice-only tips"
+    for tip in advice:
+        html = (built_site / "tips" / str(tip.id) / "index.html").read_text(encoding="utf-8")
+        runs = re.search(r'tip-badge--runs-on" title="([^"]*)">([^<]*)<', html)
+        assert runs and runs.group(2).startswith(label["applies_to"]), tip.id
+        assert runs.group(1) == label["applies_to_title"], tip.id
+    coded = (built_site / "tips" / "gradient-accumulation" / "index.html").read_text("utf-8")
+    assert f'tip-badge--runs-on" title="{label["runs_on_title"]}">{label["runs_on"]}' in coded
     catalog = (built_site / "catalog" / "index.html").read_text(encoding="utf-8")
     multi = re.findall(
         r'data-helps="[^"]*multi-gpu[^"]*"[^>]*>\s*<td><a href="../tips/([^/]+)/', catalog
