@@ -73,7 +73,9 @@ class TorchLoadWeightsOnly(Rule):
     """`torch.load` unpickles: with `weights_only=False` a checkpoint file can run arbitrary
     code when it is loaded. Since PyTorch 2.6 `weights_only=True` is the default, which
     loads tensors, state dicts and plain containers only; say so explicitly, so the code
-    is safe on every version and its intent is visible."""
+    is safe on every version and its intent is visible. A load inside
+    `torch.serialization.safe_globals(...)` (or in a file that calls `add_safe_globals`)
+    already loads the `weights_only` way and is not reported."""
 
     code = "PTT011"
     name = "torch-load-weights-only"
