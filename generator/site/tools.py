@@ -80,10 +80,30 @@ def _help(action: argparse.Action) -> str:
     return " ".join(text.split())
 
 
+def option_helps(lang: str) -> dict[str, str]:
+    """Each composer option's help in ``lang``, by its ``dest``, as plain text, with what
+    ``--help`` adds to the English (the models it is limited to, its default) in ``lang``."""
+    from generator.compose.flags import plain as plain_help
+    from generator.compose.options import MODELS, OPTIONS
+
+    L = ui.labels()[lang]  # noqa: N806
+    out = {}
+    for option in OPTIONS:
+        notes = []
+        if tuple(option.models) != tuple(MODELS):
+            notes.append(L["composer_only_for"].format(models=" / ".join(option.models)))
+        if option.kind == "choice" and option.default is not None:
+            notes.append(L["composer_default"].format(value=option.default))
+        text = " ".join(plain_help(option.help[lang]).split())
+        out[option.name] = text + "".join(L["composer_note"].format(note=n) for n in notes)
+    return out
+
+
 def controls(
     cites: Mapping[str, Sequence[str]],
     titles: Mapping[str, str],
     parser: argparse.ArgumentParser | None = None,
+    helps: Mapping[str, str] | None = None,
 ) -> list[Control]:
     """The form's controls, in the order of the parser's flags.
 
@@ -91,6 +111,8 @@ def controls(
         cites: feature -> tip ids (`generator.compose.tips.read_tips_by_feature`).
         titles: tip id -> title in the page's language.
         parser: the parser to read (default: a parser with ``compose``'s flags).
+        helps: each flag's help in the page's language, by ``dest`` (`option_helps`);
+            a flag without one shows its ``--help`` text.
     """
     if parser is None:
         from generator.compose.flags import add_arguments
@@ -104,7 +126,8 @@ def controls(
             continue
         feature = getattr(action, "feature", None)
         tips = tuple((t, titles.get(t, t)) for t in cites.get(feature, ())) if feature else ()
-        common = {"name": name, "help": _help(action), "tips": tips}
+        help_ = (helps or {}).get(action.dest) or _help(action)
+        common = {"name": name, "help": help_, "tips": tips}
         if action.nargs == 0:
             out.append(Control(kind="switch", **common))
         elif action.choices:
@@ -158,7 +181,7 @@ def composer_tool(
     return render(
         "site/composer_tool.html.j2",
         L=ui.labels()[lang],
-        controls=controls(cites, titles),
+        controls=controls(cites, titles, helps=None if lang == "en" else option_helps(lang)),
         always=always,
         root=_lang_root(page_url, lang),
         script=plain["text"],

@@ -76,6 +76,26 @@ def test_the_composer_form_has_the_command_s_flags_and_starts_with_its_plain_scr
     assert "\n\n" not in page.split("<pre")[0]  # no blank line: Markdown keeps the HTML as is
 
 
+def test_the_chinese_composer_explains_each_flag_in_chinese(tips: list) -> None:
+    """The zh page's flag help is the options' Chinese text, with --help's notes (the model a
+    flag is limited to, a choice's default) in Chinese; the en page's is --help's own."""
+    from generator.compose.options import OPTIONS
+
+    cites = read_tips_by_feature()
+    for lang in ("zh", "en"):
+        page = tools.composer_tool(lang, f"{'zh/' if lang == 'zh' else ''}composer/", cites, tips)
+        helps = dict(re.findall(r'<p class="compose-flag__help" id="help-([^"]+)">(.*?)</p>', page))
+        flags = [c.name for c in tools.controls(cites, {})]
+        assert list(helps) == flags
+        chinese = [f for f, text in helps.items() if re.search("[\u4e00-\u9fff]", text)]
+        assert chinese == (flags if lang == "zh" else []), lang
+    zh = tools.option_helps("zh")
+    gpt_only = next(o for o in OPTIONS if tuple(o.models) == ("gpt",))
+    assert zh[gpt_only.name].endswith("（仅适用于 gpt）"), zh[gpt_only.name]
+    model = next(o for o in OPTIONS if o.name == "model")
+    assert zh["model"].endswith(f"（默认：{model.default}）"), zh["model"]
+
+
 def test_the_playground_links_a_rule_page_only_where_the_site_has_one(tips: list) -> None:
     """The rule page's path is generator.lint.report.rule_path's, the one of the SARIF helpUri
     and of ``--list-rules``: ``lint/rules/PTT011/`` (upper case), from the language's root."""
