@@ -13,10 +13,10 @@
 //   rarity. An extra word ("low GPU utilization") adds to the pages that have it and drops
 //   none that lack it.
 // A "best match" row comes first: the pages whose title or own search words have most of
-// their terms in common with the query; a problem's words are also the own words of the tip it
-// lists first, so a query naming a problem shows the problem page and that tip. The results are shown PAGE at a time, with a button
-// for the next ones: no cap hides any. `?q=words` in the address opens the search with that
-// query.
+// their terms in common with the query; a problem's words are also the own words of the tip
+// it lists first, so a query naming a problem shows the problem page and that tip. The
+// results are shown PAGE at a time, with a button for the next ones: no cap hides any.
+// `?q=words` in the address opens the search with that query.
 (function () {
   "use strict";
   var root = document.querySelector("[data-tip-search]");

@@ -62,8 +62,8 @@ class Document:
     title: str
     summary: str = ""
     own: tuple[str, ...] = ()  # the page's own words: the best-match row looks at these
-    lead: tuple[str, ...] = ()  # the words of the problems a tip leads: own words that rank
-    # after the problem page's
+    # A tip's words from the problems it lists first: own words, ranked after the problem's.
+    lead: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     code: str = ""
     body: str = ""
