@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+import pytest
+
+from generator import cli
 from generator.compose.options import OPTIONS
 from generator.compose.script import CORE_FEATURES, ComposeOptions, compose, read_tips_by_feature
 from generator.records.harness import WARNING_FLAGS
@@ -91,6 +94,18 @@ ENV = {
     "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no pool of compile workers, each importing torch
     "PYTHONUNBUFFERED": "1",
 }
+
+
+def assert_refused_before_writing(
+    composer_flags: list[str], message: str, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``compose`` with ``composer_flags`` exits 2 with one ``error:`` line holding
+    ``message``, and writes nothing into ``folder``."""
+    out = folder / "train.py"
+    assert cli.main(["compose", *composer_flags, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert list(folder.iterdir()) == []
 
 
 def options(composer_flags: list[str]) -> ComposeOptions:

@@ -35,6 +35,7 @@ from tests.compose.compose_cases import (
     SUPPORTED,
     UNSUPPORTED,
     WORKLOAD,
+    assert_refused_before_writing,
     case_id,
     flags,
     options,
@@ -251,11 +252,7 @@ def test_script_helpers(tmp_path, runner):
     ids=[name for name, _, _ in UNSUPPORTED],
 )
 def test_unsupported_combination_fails_before_writing(composer_flags, message, tmp_path, capsys):
-    out = tmp_path / "train.py"
-    assert cli.main(["compose", *composer_flags, "-o", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and message in err and err.count("\n") == 1
-    assert list(tmp_path.iterdir()) == []
+    assert_refused_before_writing(composer_flags, message, tmp_path, capsys)
 
 
 def test_output_is_atomic_and_never_overwritten_without_force(tmp_path, capsys):

@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli
 from generator.compose.script import cited_tips, compose, read_tips_by_feature
 from generator.lint import lint_source
-from tests.compose.compose_cases import options, ruff
+from tests.compose.compose_cases import assert_refused_before_writing, options, ruff
 from tests.compose.gpt_cases import (
     FULL_DDP,
     FULL_FSDP,
@@ -113,11 +112,7 @@ def test_gpt_variant_composes_and_trains(case, tmp_path, runner):
     ids=[name for name, _, _ in GPT_UNSUPPORTED],
 )
 def test_gpt_refuses_what_it_cannot_honour(composer_flags, message, tmp_path, capsys):
-    out = tmp_path / "train.py"
-    assert cli.main(["compose", *composer_flags, "-o", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and message in err and err.count("\n") == 1
-    assert list(tmp_path.iterdir()) == []
+    assert_refused_before_writing(composer_flags, message, tmp_path, capsys)
 
 
 def test_full_scripts_fit_the_line_budget():
