@@ -7,60 +7,19 @@ are skipped with that reason, except under CI (CI=true), where a missing browser
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import os
 import re
-import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-HAVE_CHROMIUM = Path(CHROMIUM).exists()
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.site.browser import require_chromium
 
-if not HAVE_CHROMIUM:
-    reason = "Chromium not found at /usr/bin/chromium: apt-get install chromium fonts-wqy-microhei"
-    if os.environ.get("CI"):
-        pytest.fail(f"browser tests are mandatory in CI: {reason}", pytrace=False)
-    pytest.skip(f"browser tests skipped: {reason}", allow_module_level=True)
+require_chromium()
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def base_url(built_site: Path) -> Iterator[str]:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():  # noqa: ANN201
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield b
-        b.close()
+from playwright.sync_api import Page, expect  # noqa: E402
 
 
 @pytest.fixture

@@ -10,15 +10,10 @@ browser in tests/site/test_tools_runtime.py. Needs Debian's Chromium, like test_
 
 from __future__ import annotations
 
-import functools
-import http.server
 import itertools
 import json
-import os
 import random
 import re
-import shutil
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,31 +24,16 @@ import pytest
 from generator.compose.options import ComposeError
 from generator.compose.script import compose, parse_flags, read_tips_by_feature
 from generator.site.tools import Control, controls
+from tests.site.browser import HOST, require_chromium
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+require_chromium()
 
-if not Path(CHROMIUM).exists():
-    reason = "Chromium not found at /usr/bin/chromium: apt-get install chromium fonts-wqy-microhei"
-    if os.environ.get("CI"):
-        pytest.fail(f"browser tests are mandatory in CI: {reason}", pytrace=False)
-    pytest.skip(f"browser tests skipped: {reason}", allow_module_level=True)
-
-from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page  # noqa: E402
 
 #: One worker runs every test here (pytest -n auto --dist loadgroup), so each tool page loads
 #: once per language, not once per worker.
 pytestmark = pytest.mark.xdist_group("tool-pages")
 
-HOST = "127.0.0.1"
 PAGES = {"compose": "composer/", "lint": "lint/playground/"}
 OUTPUT = {"compose": "#compose-output", "lint": "#lint-output"}
 #: How long a cold runtime may take to answer (a 2-core CI machine running other tests).
@@ -66,27 +46,6 @@ class ToolPage:
     requests: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     timing: dict[str, float] = field(default_factory=dict)
-
-
-@pytest.fixture(scope="module")
-def base_url(built_site: Path) -> Iterator[str]:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer((HOST, 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://{HOST}:{server.server_address[1]}"
-    server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
