@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
+from generator.lint.rules.steps import with_calls, wraps_training
 from generator.lint.syntax import is_const, iter_region, method_name
 
 _DETERMINISTIC = "torch.use_deterministic_algorithms"
@@ -129,27 +130,10 @@ class DetectAnomalyOn(Rule):
         for call in ctx.calls(*names):
             if call.args and is_const(call.args[0], True):
                 yield Report(call)
-        for with_ in ctx.by_type[ast.With]:
-            assert isinstance(with_, ast.With)
-            for item in with_.items:
-                expr = item.context_expr
-                if (
-                    isinstance(expr, ast.Call)
-                    and ctx.qualname(expr.func)
-                    in {
-                        "torch.autograd.detect_anomaly",
-                        "torch.autograd.anomaly_mode.detect_anomaly",
-                    }
-                    and self._loops_train(ctx, with_.body)
-                ):
-                    yield Report(expr)
-
-    @staticmethod
-    def _loops_train(ctx: Context, body: list[ast.stmt]) -> bool:
-        return any(
-            isinstance(n, ast.For | ast.While) and ctx.trains(n)
-            for n in iter_region(body, conditional=True)
-        )
+        anomaly = {"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"}
+        for with_, call in with_calls(ctx, anomaly):
+            if wraps_training(ctx, with_.body):
+                yield Report(call)
 
 
 class NoGradEvalLoop(Rule):

@@ -42,6 +42,25 @@ TENSOR_TESTS = {
 }
 
 
+def with_calls(ctx: Context, qualnames: set[str]) -> Iterator[tuple[ast.With, ast.Call]]:
+    """Each ``with`` block whose context manager is a call of one of ``qualnames``, with
+    that call (``with torch.profiler.profile(...) as prof:``)."""
+    for with_ in ctx.by_type[ast.With]:
+        assert isinstance(with_, ast.With)
+        for item in with_.items:
+            expr = item.context_expr
+            if isinstance(expr, ast.Call) and ctx.qualname(expr.func) in qualnames:
+                yield with_, expr
+
+
+def wraps_training(ctx: Context, body: list[ast.stmt]) -> bool:
+    """Whether ``body`` holds a loop that trains, under a condition or not."""
+    return any(
+        isinstance(n, ast.For | ast.While) and ctx.trains(n)
+        for n in iter_region(body, conditional=True)
+    )
+
+
 def every_step(ctx: Context) -> Iterator[tuple[ast.AST, ast.AST, set[str]]]:
     """(loop, node, loss names) for every node that runs on every step of a training loop."""
     for loop in ctx.training_loops:

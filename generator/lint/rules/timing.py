@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
-from generator.lint.rules.runtime import DetectAnomalyOn
+from generator.lint.rules.steps import with_calls, wraps_training
 from generator.lint.syntax import iter_region, kwarg, method_name
 
 _PROFILE = {
@@ -49,17 +49,9 @@ class ProfileWithoutSchedule(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for with_ in ctx.by_type[ast.With]:
-            assert isinstance(with_, ast.With)
-            for item in with_.items:
-                expr = item.context_expr
-                if (
-                    isinstance(expr, ast.Call)
-                    and ctx.qualname(expr.func) in _PROFILE
-                    and kwarg(expr, "schedule") is None
-                    and DetectAnomalyOn._loops_train(ctx, with_.body)
-                ):
-                    yield Report(expr)
+        for with_, call in with_calls(ctx, _PROFILE):
+            if kwarg(call, "schedule") is None and wraps_training(ctx, with_.body):
+                yield Report(call)
 
 
 class TimingWithoutSync(Rule):
