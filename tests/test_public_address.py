@@ -41,7 +41,7 @@ def test_without_an_address_links_are_relative_and_sarif_has_no_help_uri(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(paths.SITE_URL_VARIABLE, raising=False)
-    assert report.site_url() == ""
+    assert paths.site_url() == ""
     assert report.tip_url("gradient-accumulation") == "tips/gradient-accumulation/"
     log = json.loads(report.sarif(LintResult()))
     driver = log["runs"][0]["tool"]["driver"]

@@ -7,9 +7,11 @@ files with the rules that ``--select``/``--ignore`` and ``pyproject.toml``
 (`generator.lint.config`) choose, and applies the ``noqa`` comments (`generator.lint.noqa`);
 `generator.lint.analysis` and `generator.lint.training` hold what the rules share about a
 file (names, training loops); `generator.lint.fix` applies safe (and, when asked, unsafe)
-fixes; `generator.lint.report` writes text, JSON or SARIF; `generator.lint.explain` gathers
-a rule's documentation, which ``--explain`` prints and `generator.lint.docs` renders as the
-rule's page beside the "Lint your script" page. Built on the standard ``ast`` module: the
+fixes; `generator.lint.api` runs all of it on files or on a text in memory, for the command,
+the site's playground and editors (`run`, `run_source`); `generator.lint.report` writes text,
+JSON or SARIF; `generator.lint.explain` gathers a rule's documentation, which ``--explain``
+prints and `generator.lint.docs` renders as the rule's page beside the "Lint your script"
+page. Built on the standard ``ast`` module: the
 engine, rules, fixes and reports import nothing outside the standard library (no torch,
 pydantic or YAML; the text report reads ``ui.yaml`` only when it is given no labels), so
 they also run in a browser under Pyodide.

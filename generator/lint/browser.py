@@ -1,22 +1,18 @@
 """The linter as the site's lint playground runs it, in the browser.
 
 The page runs this module in Pyodide (`generator.site.runtime`). The pasted or dropped script
-is written to a scratch folder of the browser's in-memory file system and checked by the very
-steps of ``python -m generator lint --format json`` and ``--diff`` (`lint_paths`,
-`fix_files`, `generator.lint.report`), so the page reports what the command reports, in the
-same words (``--lang``), and proposes the same fixes: the safe ones, and the unsafe ones too
-when the reader opts in (``--unsafe-fixes``). The scratch folder has no ``pyproject.toml``, and
-none above it is read (``--isolated``): the page has no project to configure it. Nothing
-leaves the page: there is no network here.
+is checked in memory by the function behind ``python -m generator lint --diff``
+(`generator.lint.api.run_source`) and reported by `generator.lint.report`, so the page
+reports what the command reports, in the same words (``--lang``), and proposes the same
+fixes: the safe ones, and the unsafe ones too when the reader opts in (``--unsafe-fixes``).
+No ``pyproject.toml`` is read (``--isolated``): the page has no project to configure it.
+Nothing leaves the page: there is no network here.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
-from pathlib import Path
 
 from generator.lint.rules.base import LANGS
 
@@ -41,20 +37,12 @@ def lint_text(
     the JSON and text reports, the lines of files that could not be checked, and the fixes
     (the safe ones, and the unsafe ones when ``unsafe``) as a diff with the fixed text."""
     from generator.lint import report
-    from generator.lint.engine import lint_paths
-    from generator.lint.fix import fix_files
+    from generator.lint.api import run_source
 
     name = file_name(name)
     lang = lang if lang in LANGS else "en"
-    cwd = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="lint-") as folder:
-        Path(folder, name).write_bytes(source.encode("utf-8", errors="surrogatepass"))
-        os.chdir(folder)
-        try:
-            result = lint_paths([name], lang=lang, isolated=True)
-        finally:
-            os.chdir(cwd)
-    changes = fix_files(result.sources, result.rules, unsafe=unsafe)
+    run = run_source(source, name, diff=True, unsafe=unsafe, lang=lang, isolated=True)
+    result = run.result
     return {
         "name": name,
         "lang": lang,
@@ -66,9 +54,9 @@ def lint_text(
         "json": report.json_report(result),
         "text": report.text(result, 0, report.labels_for(lang), unsafe),
         "errors": [str(e) for e in result.errors],
-        "diff": "".join(c.diff() for c in changes),
-        "fixes": sum(c.fixed for c in changes),
-        "fixed": changes[0].after if changes else None,
+        "diff": run.diff_text(),
+        "fixes": run.fixable,
+        "fixed": run.text if run.changes else None,
     }
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from generator.command import Command
+from generator.lint.report import FORMATS
 
 EPILOG = """\
 output:
@@ -39,74 +39,37 @@ exit status:
 """
 
 
-def _labels(lang: str):  # type: ignore[no-untyped-def]
-    from generator.records.ui import labels
-
-    return labels()[lang]
-
-
 def cmd_lint(args: argparse.Namespace) -> int:
-    from generator.lint import report
-    from generator.lint.engine import LintUsageError, lint_paths
+    from generator.lint import api, report
+    from generator.lint.engine import LintUsageError
 
     if args.explain:
         return _explain(args.explain, args.lang)
     if args.list_rules:
-        from generator.lint.rules import RULES
-
-        fmt = "json" if args.format == "json" else "text"
-        sys.stdout.write(report.rule_list(RULES, fmt, args.lang))
-        return 0
+        return _list_rules(args.format, args.lang)
     if not args.paths:
         raise LintUsageError("give a file or folder to check (or --list-rules, --explain CODE)")
-    L = _labels(args.lang)
-    options = dict(
+    run = api.run(  # bad codes or configuration: exit status 2
+        args.paths,
         select=args.select,
         ignore=args.ignore,
+        fix=args.fix,
+        diff=args.diff,
+        unsafe=args.unsafe_fixes,
         lang=args.lang,
         config=args.config,
         isolated=args.isolated,
     )
-    result = lint_paths(args.paths, **options)  # bad codes or configuration: exit status 2
-    sys.stderr.write(report.error_lines(result.errors))
-    fixed = 0
-    if args.diff or args.fix:
-        from generator.lint.fix import fix_files, write_atomic
-
-        changes = fix_files(result.sources, result.rules, unsafe=args.unsafe_fixes)
-        if args.diff:  # show the fixes, write nothing
-            for change in changes:
-                sys.stdout.write(change.diff())
-            count = sum(c.fixed for c in changes)
-            sys.stderr.write(
-                L["lint_would_fix"].format(
-                    findings=report.counted(L, "finding", count),
-                    files=report.counted(L, "file", len(changes)),
-                )
-                + "\n"
-            )
-            return 1 if changes or result.errors else 0
-        for change in changes:
-            write_atomic(Path(change.path), change.after)
-        fixed = sum(c.fixed for c in changes)
-        if changes:  # report what is left
-            result = lint_paths(args.paths, **options)
-    if args.format == "json":
-        sys.stdout.write(report.json_report(result))
-    elif args.format == "sarif":
-        sys.stdout.write(report.sarif(result, _sarif_rules(args), _version(), args.lang))
-    else:
-        sys.stdout.write(report.text(result, fixed, L, args.unsafe_fixes))
-    return 1 if result.findings or result.errors else 0
+    report.write(run, args.format, sys.stdout, sys.stderr, _version())
+    return run.exit_code
 
 
-def _sarif_rules(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """Every rule that can appear in the run: the selection, opt-in rules included."""
-    from generator.lint.engine import select_rules
+def _list_rules(fmt: str, lang: str) -> int:
+    from generator.lint import report
     from generator.lint.rules import RULES
 
-    chosen = select_rules(args.select or "ALL", args.ignore)
-    return [r for r in RULES if r in chosen or r.default]
+    sys.stdout.write(report.rule_list(RULES, "json" if fmt == "json" else "text", lang))
+    return 0
 
 
 def _explain(code: str, lang: str) -> int:
@@ -114,10 +77,10 @@ def _explain(code: str, lang: str) -> int:
     from generator.lint.explain import as_text, explain, find_rule
 
     rule = find_rule(code)
-    text = as_text(
-        explain(rule, lang), _labels(lang), report.rule_url(rule.code), report.tip_url(rule.tip)
+    labels = report.labels_for(lang)
+    sys.stdout.write(
+        as_text(explain(rule, lang), labels, report.rule_url(rule.code), report.tip_url(rule.tip))
     )
-    sys.stdout.write(text)
     return 0
 
 
@@ -136,7 +99,7 @@ def _add_lint(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="files, or folders searched for *.py")
     p.add_argument(
         "--format",
-        choices=["text", "json", "sarif"],
+        choices=FORMATS,
         default="text",
         help="output format (default: text; --list-rules takes text or json)",
     )

@@ -1,7 +1,8 @@
 """Find the Python files, read and parse them, choose the rules, run them, apply ``noqa``.
 
-`lint_paths` is what ``python -m generator lint`` runs; `lint_source` checks
-one string (the tests and the examples of each rule use it). A file that cannot be read or
+`lint_paths` checks files (``python -m generator lint`` runs it through
+`generator.lint.api`); `check_text` checks one text under a file name, and `lint_source`
+one string with every default rule (the tests and the examples of each rule use it). A file that cannot be read or
 parsed becomes a `FileError` with its position, and the other files are still
 checked. The rules that run come from ``--select``/``--ignore`` and the ``pyproject.toml``
 settings (`generator.lint.config`); ``noqa`` comments are read by `generator.lint.noqa`.
@@ -315,6 +316,57 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+class RuleChoice:
+    """The rules each file is checked with: those of ``select``/``ignore`` and of the
+    ``pyproject.toml`` that applies to the file (``config``: this one for every file;
+    ``isolated``: none), chosen once per distinct setting.
+
+    Raises:
+        LintUsageError: an unknown rule code in ``select`` or ``ignore``.
+        LintConfigError: a ``config`` file that cannot be used.
+    """
+
+    def __init__(
+        self,
+        select: str | Sequence[str] | None = None,
+        ignore: str | Sequence[str] | None = None,
+        config: str | Path | None = None,
+        isolated: bool = False,
+    ) -> None:
+        select_rules(select, ignore)  # a bad code on the command line fails before any file
+        self.select = select
+        self.ignore = ignore
+        self.finder = (
+            None if isolated else ConfigFinder(known_code, Path(config) if config else None)
+        )
+        self._chosen: dict[tuple[LintConfig, tuple[str, ...]], tuple[type[Rule], ...]] = {}
+
+    def for_file(self, path: Path) -> tuple[type[Rule], ...]:
+        """The rules for the file at ``path`` (which need not exist: only its folder's
+        ``pyproject.toml`` files are read).
+
+        Raises:
+            LintConfigError: the configuration that applies cannot be used.
+        """
+        settings = self.finder.for_file(path) if self.finder is not None else NO_CONFIG
+        key = (settings, settings.ignored_for(path))
+        if key not in self._chosen:
+            ignored = [*split_codes(self.ignore), *key[1]]
+            self._chosen[key] = tuple(select_rules(self.select, ignored, settings))
+        return self._chosen[key]
+
+
+def check_text(
+    source: str, display: str, rules: Sequence[type[Rule]], lang: str = "en"
+) -> list[Finding] | FileError:
+    """The findings of ``rules`` in ``source`` (shown as the file ``display``), or where it
+    does not parse."""
+    tree = parse(source, display)
+    if isinstance(tree, FileError):
+        return tree
+    return check_tree(Context(tree, source, display), rules, lang)
+
+
 def lint_paths(
     paths: Iterable[str | Path],
     select: str | Sequence[str] | None = None,
@@ -331,28 +383,21 @@ def lint_paths(
         LintUsageError: a path that does not exist, or an unknown rule code.
         LintConfigError: a configuration that cannot be used.
     """
-    select_rules(select, ignore)  # a bad code on the command line fails before any file
-    finder = None if isolated else ConfigFinder(known_code, Path(config) if config else None)
-    chosen: dict[tuple[LintConfig, tuple[str, ...]], tuple[type[Rule], ...]] = {}
+    choice = RuleChoice(select, ignore, config, isolated)
     files = discover(paths)
     result = LintResult(files=len(files))
     for path in files:
         display = display_path(path) if path.is_absolute() else str(path)
-        settings = finder.for_file(path) if finder is not None else NO_CONFIG
-        key = (settings, settings.ignored_for(path))
-        if key not in chosen:
-            rules = select_rules(select, [*split_codes(ignore), *key[1]], settings)
-            chosen[key] = tuple(rules)
-        rules = chosen[key]
+        rules = choice.for_file(path)
         source = read_source(path, display)
         if isinstance(source, FileError):
             result.errors.append(source)
             continue
-        tree = parse(source, display)
-        if isinstance(tree, FileError):
-            result.errors.append(tree)
+        found = check_text(source, display, rules, lang)
+        if isinstance(found, FileError):
+            result.errors.append(found)
             continue
         result.sources[display] = source
         result.rules[display] = rules
-        result.findings.extend(check_tree(Context(tree, source, display), rules, lang))
+        result.findings.extend(found)
     return result

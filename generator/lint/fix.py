@@ -17,7 +17,7 @@ import difflib
 import os
 import tempfile
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,14 +171,14 @@ def fix_source(
 
 def fix_files(
     sources: dict[str, str],
-    rules: Sequence[type[Rule]] | dict[str, Sequence[type[Rule]]] | None = None,
+    rules: Sequence[type[Rule]] | Mapping[str, Sequence[type[Rule]]] | None = None,
     unsafe: bool = False,
 ) -> list[Fixed]:
     """The fixed text of each file in ``sources`` (path -> text) that has a fix to apply;
     ``rules`` for every file, or by path (as `LintResult.rules` holds them)."""
     out = []
     for path, text in sources.items():
-        chosen = rules.get(path) if isinstance(rules, dict) else rules
+        chosen = rules.get(path) if isinstance(rules, Mapping) else rules
         after, fixed = fix_source(text, path, chosen, unsafe)
         if fixed:
             out.append(Fixed(path, text, after, fixed))

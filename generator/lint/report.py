@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 from urllib.parse import quote
 
 from generator import paths
@@ -29,24 +30,19 @@ from generator.lint.engine import FileError, Finding, LintResult
 from generator.lint.rules import RULES
 from generator.lint.rules.base import Rule
 
+if TYPE_CHECKING:
+    from generator.lint.api import LintRun
+
+#: The output formats of findings (``--format``).
 FORMATS = ("text", "json", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def site_url() -> str:
-    """The site's public address, ending in ``/``, or "" while none is set.
-
-    It is ``$PYTORCH_TIPS_SITE_URL``, the setting mkdocs.yml reads as ``site_url`` too
-    (`generator.paths.site_url`), so a deployment sets it once for the site and the lint.
-    """
-    return paths.site_url()
-
-
 def tip_url(tip: str, base: str | None = None) -> str:
     """The page of ``tip``: absolute under the public address, else relative to the site's
     root (``tips/<id>/``); never a local server's address."""
-    return f"{site_url() if base is None else base}tips/{tip}/"
+    return f"{paths.site_url() if base is None else base}tips/{tip}/"
 
 
 def rule_path(code: str) -> str:
@@ -57,7 +53,7 @@ def rule_path(code: str) -> str:
 def rule_url(code: str, base: str | None = None) -> str:
     """The page of the rule ``code``: absolute under the public address, else relative to the
     site's root, like `tip_url`."""
-    return f"{site_url() if base is None else base}{rule_path(code)}"
+    return f"{paths.site_url() if base is None else base}{rule_path(code)}"
 
 
 def labels_for(lang: str = "en", labels: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -205,7 +201,7 @@ def sarif(
     lang: str = "en",
 ) -> str:
     """The findings as a SARIF 2.1.0 log with one run."""
-    base = site_url()
+    base = paths.site_url()
     index = {r.code: i for i, r in enumerate(rules)}
     results = [
         {
@@ -298,3 +294,27 @@ def rule_list(
 def error_lines(errors: Sequence[FileError]) -> str:
     """One line per file that could not be checked: ``path:line:col: message``."""
     return "".join(f"{e}\n" for e in errors)
+
+
+def would_fix(run: LintRun, labels: Mapping[str, str] | None = None) -> str:
+    """``--diff``'s closing line: ``Would fix N findings in M files.``"""
+    L = labels_for(run.lang, labels)
+    findings, files = counted(L, "finding", run.fixable), counted(L, "file", len(run.changes))
+    return L["lint_would_fix"].format(findings=findings, files=files) + "\n"
+
+
+def write(run: LintRun, fmt: str, out: TextIO, err: TextIO, version: str = "0") -> None:
+    """``run`` as ``python -m generator lint --format <fmt>`` prints it: the files that
+    could not be checked on ``err``; then the findings in ``fmt`` on ``out`` or, for a
+    ``--diff`` run, the diff on ``out`` and what it would fix on ``err``. ``version``: the
+    tool's, for SARIF."""
+    err.write(error_lines(run.result.errors))
+    if run.diff:
+        out.write(run.diff_text())
+        err.write(would_fix(run))
+    elif fmt == "json":
+        out.write(json_report(run.result))
+    elif fmt == "sarif":
+        out.write(sarif(run.result, run.rules, version, run.lang))
+    else:
+        out.write(text(run.result, run.fixed, labels_for(run.lang), run.unsafe))

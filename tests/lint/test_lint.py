@@ -627,7 +627,7 @@ def test_json_format(tmp_path: Path) -> None:
 
 
 def test_sarif_format(tmp_path: Path) -> None:
-    from generator.lint.report import site_url
+    from generator.paths import site_url
 
     _write(tmp_path, "train.py", BAD_LOAD)
     _write(tmp_path, "broken.py", "def f(:\n")
