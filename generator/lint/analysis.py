@@ -3,7 +3,8 @@
 One walk over the ``ast`` tree records each node's parent, groups the nodes by type and
 indexes the calls by their resolved name (``torch.cuda.amp.autocast``, whatever the import
 alias) and by method name (``.backward()``, ``.item()``). Loop facts (which loops train,
-what runs every step, which names hold the loss) are computed on first use. Nothing here
+what runs every step, which names hold the loss) are ``ctx.loops``
+(`generator.lint.training.TrainingLoops`), computed on first use. Nothing here
 is a type checker: names are resolved through the file's imports only, and the rules stay
 conservative where that is not enough.
 """
@@ -24,7 +25,7 @@ from generator.lint.syntax import (
     kwarg,
     last_name,
 )
-from generator.lint.training import TrainingLoops, node_position
+from generator.lint.training import Function, TrainingLoops, node_position
 
 #: Names that mean the usual module when a file uses them without importing them
 #: (snippets pasted into a notebook cell, star imports).
@@ -50,7 +51,7 @@ _AUTOCAST = {
 _NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"}
 
 
-class Context(TrainingLoops):
+class Context:
     """One parsed file and the facts the rules share.
 
     Attributes:
@@ -62,6 +63,7 @@ class Context(TrainingLoops):
         by_type: every node of the tree by its type.
         calls_by_qualname: calls by the resolved name of what they call.
         calls_by_method: calls of the form ``x.name(...)`` by ``name``.
+        loops: the training loops and what runs in them.
     """
 
     def __init__(self, tree: ast.Module, source: str, path: str = "<string>") -> None:
@@ -82,7 +84,6 @@ class Context(TrainingLoops):
                 stack.append(child)
         for nodes in by_type.values():
             nodes.reverse()  # roughly source order: the stack pops children last-first
-        self._memo: dict[tuple[str, ast.AST], object] = {}
         self.imports = self._imports()
         self.imports |= self._aliases()
         self.calls_by_qualname: defaultdict[str, list[ast.Call]] = defaultdict(list)
@@ -95,6 +96,7 @@ class Context(TrainingLoops):
             q = self.qualname(func)
             if q is not None:
                 self.calls_by_qualname[q].append(call)
+        self.loops = TrainingLoops(self)
 
     # --- names -----------------------------------------------------------------------------
 
@@ -251,6 +253,16 @@ class Context(TrainingLoops):
                         out.append(stmts)
         return out
 
+    @cached_property
+    def functions(self) -> dict[str, Function]:
+        """Functions of this file by name (the last definition wins)."""
+        out: dict[str, Function] = {}
+        for kind in FUNCTIONS:
+            for f in self.by_type[kind]:
+                assert isinstance(f, FUNCTIONS)
+                out[f.name] = f
+        return out
+
     def functions_named(self, name: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         return [
             f
@@ -258,15 +270,6 @@ class Context(TrainingLoops):
             for f in self.by_type[t]
             if isinstance(f, FUNCTIONS) and f.name == name
         ]
-
-    def is_under(self, node: ast.AST, kinds: tuple[type, ...]) -> bool:
-        """Whether an ancestor of ``node`` (inside its function) is one of ``kinds``."""
-        for anc in self.ancestors(node):
-            if isinstance(anc, kinds):
-                return True
-            if isinstance(anc, SCOPES):
-                return False
-        return False
 
     # --- recurring facts -------------------------------------------------------------------
 
@@ -287,9 +290,6 @@ class Context(TrainingLoops):
         if isinstance(expr, ast.Call):
             expr = expr.func
         return self.qualname(expr) in _NO_GRAD
-
-    def mentions_cuda(self) -> bool:
-        return "cuda" in self.source
 
     def name_is_module(self, node: ast.AST) -> bool:
         """Whether ``node`` looks like an ``nn.Module``: a model-like name, or a name bound

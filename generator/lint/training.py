@@ -1,5 +1,6 @@
-"""Which loops train, and what runs in them: the training-loop facts of
-`generator.lint.analysis.Context`, computed on first use.
+"""Which loops train, and what runs in them: `TrainingLoops`, the training-loop facts of one
+file (``ctx.loops`` of `generator.lint.analysis.Context`), computed on first use from the
+file's index (`FileIndex`).
 
 A loop is a training loop when its own body (not a nested loop's) makes a *training call*:
 ``backward()``, an optimizer's ``step()``, a callable that receives both the optimizer and a
@@ -15,7 +16,10 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import cached_property
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import cached_property, wraps
+from typing import Literal, Protocol, TypeVar
 
 from generator.lint.syntax import (
     FUNCTIONS,
@@ -40,31 +44,81 @@ _OPTIMIZER_ARG = re.compile(r"optim|^opt(_|$)|_opt$|^opt[A-Z]", re.I)
 _LOSS_ARG = re.compile(r"(^|_)loss(es)?$", re.I)
 
 
+#: How a file puts its training on a CUDA device (`TrainingLoops.cuda_use`).
+CudaUse = Literal["always", "maybe"]
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+Loop = ast.For | ast.AsyncFor | ast.While
+
+_Owner = TypeVar("_Owner")
+_Node = TypeVar("_Node", bound=ast.AST)
+_T = TypeVar("_T")
+
+
 def node_position(node: ast.AST) -> tuple[int, int]:
     """(line, column) of ``node``, for sorting nodes in source order."""
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
+def per_node(method: Callable[[_Owner, _Node], _T]) -> Callable[[_Owner, _Node], _T]:
+    """``method(owner, node)``, computed once per owner (one file's analysis) and node: a
+    `functools.cache` whose entries go with their owner. Callers share the value returned."""
+    caches: weakref.WeakKeyDictionary[_Owner, dict[_Node, _T]] = weakref.WeakKeyDictionary()
+
+    @wraps(method)
+    def cached(owner: _Owner, node: _Node) -> _T:
+        cache = caches.get(owner)
+        if cache is None:
+            cache = caches[owner] = {}
+        if node not in cache:
+            cache[node] = method(owner, node)
+        return cache[node]
+
+    return cached
+
+
+class FileIndex(Protocol):
+    """What `TrainingLoops` reads of a file: the index that `generator.lint.analysis.Context`
+    builds."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def by_type(self) -> Mapping[type, Sequence[ast.AST]]: ...
+    @property
+    def assignments(self) -> Mapping[str, Sequence[ast.AST]]: ...
+    @property
+    def functions(self) -> Mapping[str, Function]: ...
+    def qualname(self, node: ast.AST) -> str | None: ...
+    def calls(self, *qualnames: str) -> list[ast.Call]: ...
+    def methods(self, *names: str) -> list[ast.Call]: ...
+    def parent(self, node: ast.AST) -> ast.AST | None: ...
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]: ...
+    def is_conditional(self, node: ast.AST) -> bool: ...
+
+
 class TrainingLoops:
-    """The training-loop half of `Context` (a mixin: it uses the file's index that `Context`
-    builds, through ``self``)."""
+    """The training loops of one file and what runs in them (``ctx.loops``), read from the
+    file's index."""
+
+    def __init__(self, index: FileIndex) -> None:
+        self.index = index
 
     def is_backward(self, call: ast.Call) -> bool:
         return method_name(call) == "backward"
 
     def is_optimizer_step(self, call: ast.Call) -> bool:
         """``optimizer.step()``, ``opt_g.step()``, ``scaler.step(optimizer)``."""
-        if method_name(call) != "step":
+        if method_name(call) != "step" or not isinstance(call.func, ast.Attribute):
             return False
-        name = last_name(call.func.value)  # type: ignore[attr-defined]
+        name = last_name(call.func.value)
         if name is None or _SCHEDULER.search(name):
             return False
         return bool(_OPTIMIZER.search(name))
 
     def is_scheduler_step(self, call: ast.Call) -> bool:
-        if method_name(call) != "step":
+        if method_name(call) != "step" or not isinstance(call.func, ast.Attribute):
             return False
-        recv = call.func.value  # type: ignore[attr-defined]
+        recv = call.func.value
         name = last_name(recv)
         if name is None:
             return False
@@ -75,17 +129,18 @@ class TrainingLoops:
         )
 
     def assigned_from_prefix(self, name: str, prefix: str) -> bool:
-        for value in self.assignments.get(name, ()):
+        for value in self.index.assignments.get(name, ()):
             if isinstance(value, ast.Call):
-                q = self.qualname(value.func)
+                q = self.index.qualname(value.func)
                 if q is not None and q.startswith(prefix):
                     return True
         return False
 
-    def own_nodes(self, loop: ast.AST) -> list[ast.AST]:
-        """The nodes of a loop's body, without nested loops' bodies or nested scopes."""
-        out = []
-        stack = list(loop.body)  # type: ignore[attr-defined]
+    def own_nodes(self, loop: Loop | Function) -> list[ast.AST]:
+        """The nodes of a loop's (or function's) body, without nested loops' bodies or nested
+        scopes."""
+        out: list[ast.AST] = []
+        stack: list[ast.AST] = list(loop.body)
         while stack:
             node = stack.pop()
             out.append(node)
@@ -123,18 +178,18 @@ class TrainingLoops:
             or self.passes_loss_to_optimizer(call)
         )
 
-    def helper_of(self, call: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    def helper_of(self, call: ast.Call) -> Function | None:
         """The function of this file that ``call`` runs: ``f(...)`` for a function (or closure)
         named ``f``, ``self.m(...)`` for the method ``m`` of the enclosing class."""
         func = call.func
         if isinstance(func, ast.Name):
-            return self.functions.get(func.id)
+            return self.index.functions.get(func.id)
         if (
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
             and func.value.id == "self"
         ):
-            for anc in self.ancestors(call):
+            for anc in self.index.ancestors(call):
                 if isinstance(anc, ast.ClassDef):
                     for stmt in anc.body:
                         if isinstance(stmt, FUNCTIONS) and stmt.name == func.attr:
@@ -142,16 +197,13 @@ class TrainingLoops:
                     return None
         return None
 
-    def helper_trains(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    @per_node
+    def helper_trains(self, func: Function) -> bool:
         """Whether a function makes a training call in its own body (not in a loop of its own,
         which would make it a whole epoch)."""
-
-        def compute() -> bool:
-            return any(
-                isinstance(n, ast.Call) and self.is_training_call(n) for n in self.own_nodes(func)
-            )
-
-        return bool(self.memo("helper", func, compute))
+        return any(
+            isinstance(n, ast.Call) and self.is_training_call(n) for n in self.own_nodes(func)
+        )
 
     def trains_step(self, call: ast.Call) -> bool:
         """Whether ``call`` is a training call, itself or through one helper of this file."""
@@ -161,60 +213,50 @@ class TrainingLoops:
         return helper is not None and self.helper_trains(helper)
 
     @cached_property
-    def training_loops(self) -> list[ast.For | ast.AsyncFor | ast.While]:
+    def training_loops(self) -> list[Loop]:
         """Loops whose own body makes a training call (see the module's docstring)."""
-        out = []
+        out: list[Loop] = []
         for kind in LOOPS:
-            for loop in self.by_type[kind]:
+            for loop in self.index.by_type.get(kind, ()):
+                assert isinstance(loop, LOOPS)
                 for node in self.own_nodes(loop):
                     if isinstance(node, ast.Call) and self.trains_step(node):
                         out.append(loop)
                         break
-        return sorted(out, key=node_position)  # type: ignore[arg-type]
+        return sorted(out, key=node_position)
 
-    def memo(self, kind: str, node: ast.AST, compute):  # type: ignore[no-untyped-def]
-        """``compute()``, computed once per file for ``(kind, node)``."""
-        key = (kind, node)
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
-
-    def step_nodes(self, loop: ast.AST) -> list[ast.AST]:
+    @per_node
+    def step_nodes(self, loop: Loop) -> list[ast.AST]:
         """The nodes of ``loop`` that run on every iteration (see `iter_region`)."""
-        return self.memo("step", loop, lambda: list(iter_region(loop.body)))  # type: ignore[attr-defined]
+        return list(iter_region(loop.body))
 
-    def all_nodes(self, loop: ast.AST) -> list[ast.AST]:
+    @per_node
+    def all_nodes(self, loop: Loop) -> list[ast.AST]:
         """The nodes of ``loop``'s body, conditional ones included (not nested scopes)."""
-        return self.memo(
-            "all",
-            loop,
-            lambda: list(iter_region(loop.body, conditional=True)),  # type: ignore[attr-defined]
-        )
+        return list(iter_region(loop.body, conditional=True))
 
-    def loss_names(self, loop: ast.AST) -> set[str]:
+    def loss_names(self, loop: Loop) -> set[str]:
         """Names whose value a loop passes to ``backward()``: ``loss`` in ``loss.backward()``,
         ``scaler.scale(loss).backward()`` and ``accelerator.backward(loss)``; the loss given
         to ``loss_scaler(loss, optimizer)``; the argument a helper of this file passes on to
-        its own ``backward()`` (timm's ``_backward(loss)``)."""
+        its own ``backward()`` (timm's ``_backward(loss)``). A new set on each call."""
+        return set(self._loss_names(loop))
 
-        def compute() -> set[str]:
-            out: set[str] = set()
-            for node in self.all_nodes(loop):
-                if not isinstance(node, ast.Call):
-                    continue
-                if self.is_backward(node):
-                    out |= self.backward_losses(node)
-                elif self.passes_loss_to_optimizer(node):
-                    out |= self._loss_args(node)
-                elif (helper := self.helper_of(node)) is not None and self.helper_trains(helper):
-                    out |= self._helper_losses(node, helper)
-            return out
+    @per_node
+    def _loss_names(self, loop: Loop) -> set[str]:
+        out: set[str] = set()
+        for node in self.all_nodes(loop):
+            if not isinstance(node, ast.Call):
+                continue
+            if self.is_backward(node):
+                out |= self.backward_losses(node)
+            elif self.passes_loss_to_optimizer(node):
+                out |= self._loss_args(node)
+            elif (helper := self.helper_of(node)) is not None and self.helper_trains(helper):
+                out |= self._helper_losses(node, helper)
+        return out
 
-        return set(self.memo("loss", loop, compute))
-
-    def _helper_losses(
-        self, call: ast.Call, helper: ast.FunctionDef | ast.AsyncFunctionDef
-    ) -> set[str]:
+    def _helper_losses(self, call: ast.Call, helper: Function) -> set[str]:
         """The names ``call`` passes to the parameters that ``helper`` backpropagates."""
         inner: set[str] = set()
         for n in self.own_nodes(helper):
@@ -226,7 +268,7 @@ class TrainingLoops:
         params = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
         if params and params[0] in {"self", "cls"} and isinstance(call.func, ast.Attribute):
             params = params[1:]
-        out = set()
+        out: set[str] = set()
         for i, arg in enumerate(call.args):
             if i < len(params) and params[i] in inner and isinstance(arg, ast.Name):
                 out.add(arg.id)
@@ -248,21 +290,7 @@ class TrainingLoops:
             return {arg.id} if isinstance(arg, ast.Name) else set()
         return set()
 
-    def in_training_loop(self, node: ast.AST) -> bool:
-        loops = set(self.training_loops)
-        return any(anc in loops for anc in self.ancestors(node))
-
-    @cached_property
-    def functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-        """Functions of this file by name (the last definition wins)."""
-        out = {}
-        for kind in FUNCTIONS:
-            for f in self.by_type[kind]:
-                assert isinstance(f, FUNCTIONS)
-                out[f.name] = f
-        return out
-
-    def _calls_in(self, node: ast.AST, pred, follow: bool) -> bool:  # type: ignore[no-untyped-def]
+    def _calls_in(self, node: ast.AST, pred: Callable[[ast.Call], bool], follow: bool) -> bool:
         for n in iter_region([node], conditional=True):
             if isinstance(n, ast.Call):
                 if pred(n):
@@ -285,27 +313,28 @@ class TrainingLoops:
     # --- where the file trains --------------------------------------------------------------
 
     @cached_property
-    def cuda_use(self) -> str | None:
+    def cuda_use(self) -> CudaUse | None:
         """How the file puts its training on a CUDA device: ``"always"`` without a condition
         (``.cuda()``, ``torch.device("cuda")``, ``"cuda"`` as a device, ``set_device``, the
         NCCL backend), ``"maybe"`` only under one (``"cuda" if torch.cuda.is_available() else
         "cpu"``, ``if args.cuda: model.cuda()``), None when it does not train or never names
         CUDA."""
-        if not self.training_loops or "cuda" not in self.source and "nccl" not in self.source:
+        index = self.index
+        if not self.training_loops or ("cuda" not in index.source and "nccl" not in index.source):
             return None
         signals: list[ast.AST] = []
-        signals += self.methods("cuda")
-        signals += self.calls("torch.cuda.set_device")
-        for call in self.calls("torch.device", "torch.distributed.init_process_group"):
+        signals += index.methods("cuda")
+        signals += index.calls("torch.cuda.set_device")
+        for call in index.calls("torch.device", "torch.distributed.init_process_group"):
             first = call.args[0] if call.args else getattr(kwarg(call, "backend"), "value", None)
             if isinstance(first, ast.Constant) and str(first.value).startswith(("cuda", "nccl")):
                 signals.append(call)
         maybe = False
-        for const in self.by_type[ast.Constant]:
+        for const in index.by_type.get(ast.Constant, ()):
             assert isinstance(const, ast.Constant)
             if not (isinstance(const.value, str) and re.fullmatch(r"cuda(:\d+)?", const.value)):
                 continue
-            parent = self.parent(const)
+            parent = index.parent(const)
             if isinstance(parent, ast.keyword) and parent.arg == "device":
                 signals.append(const)
             elif isinstance(parent, ast.Call) and method_name(parent) == "to":
@@ -314,11 +343,6 @@ class TrainingLoops:
                 signals.append(const)
             elif isinstance(parent, ast.IfExp) and const is not parent.test:
                 maybe = True  # "cuda" if torch.cuda.is_available() else "cpu"
-        if any(not self.is_conditional(s) for s in signals):  # type: ignore[attr-defined]
+        if any(not index.is_conditional(s) for s in signals):
             return "always"
         return "maybe" if maybe or signals else None
-
-    @property
-    def trains_on_cuda(self) -> bool:
-        """Whether the file trains, and puts its work on a CUDA device without a condition."""
-        return self.cuda_use == "always"

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Report, Rule
 from generator.lint.syntax import iter_region, last_name, method_name, receiver
+from generator.lint.training import Loop
 
 _DDP = {
     "torch.nn.parallel.DistributedDataParallel",
@@ -20,21 +21,21 @@ def _has_mod(test: ast.AST) -> bool:
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
 
 
-def _accumulating_ifs(ctx: Context, loop: ast.AST) -> list[ast.If]:
+def _accumulating_ifs(ctx: Context, loop: Loop) -> list[ast.If]:
     """``if (i + 1) % N == 0:`` blocks of a loop that step the optimizer."""
     return [
         node
         for node in iter_region(loop.body)  # type: ignore[attr-defined]
         if isinstance(node, ast.If)
         and _has_mod(node.test)
-        and any(ctx.steps_optimizer(s, follow=False) for s in node.body)
+        and any(ctx.loops.steps_optimizer(s, follow=False) for s in node.body)
     ]
 
 
-def _scales_gradients(ctx: Context, loop: ast.AST) -> bool:
+def _scales_gradients(ctx: Context, loop: Loop) -> bool:
     """Whether the loop rescales the gradients before stepping: ``scale_grads_(model, 1 / n)``
     (torchtune), ``p.grad.div_(n)``, ``p.grad /= n``."""
-    for node in ctx.all_nodes(loop):
+    for node in ctx.loops.all_nodes(loop):
         if isinstance(node, ast.Call):
             name = last_name(node.func)
             if name in {"scale_grads_", "scale_grads"}:
@@ -107,20 +108,20 @@ class AccumulationNotDivided(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for loop in ctx.training_loops:
+        for loop in ctx.loops.training_loops:
             if not _accumulating_ifs(ctx, loop):
                 continue
-            steps = ctx.step_nodes(loop)
+            steps = ctx.loops.step_nodes(loop)
             if any(
                 isinstance(n, ast.Call)
-                and (ctx.is_optimizer_step(n) or method_name(n) == "zero_grad")
+                and (ctx.loops.is_optimizer_step(n) or method_name(n) == "zero_grad")
                 for n in steps
             ) or _scales_gradients(ctx, loop):
                 continue  # nothing accumulates, or the gradients are scaled another way
             for node in steps:
-                if not (isinstance(node, ast.Call) and ctx.is_backward(node)):
+                if not (isinstance(node, ast.Call) and ctx.loops.is_backward(node)):
                     continue
-                for name in ctx.backward_losses(node):
+                for name in ctx.loops.backward_losses(node):
                     values = [
                         n
                         for n in iter_region(loop.body, conditional=True)  # type: ignore[attr-defined]
@@ -182,18 +183,19 @@ class DdpAccumulationNoSync(Rule):
             or "require_backward_grad_sync" in ctx.source
         ):
             return
-        for loop in ctx.training_loops:
+        for loop in ctx.loops.training_loops:
             backwards = [
                 n
-                for n in ctx.step_nodes(loop)
+                for n in ctx.loops.step_nodes(loop)
                 if isinstance(n, ast.Call)
-                and ctx.is_backward(n)
+                and ctx.loops.is_backward(n)
                 and not self._in_sync_block(ctx, n)
             ]
             if not backwards:
                 continue
             if _accumulating_ifs(ctx, loop) or (
-                not any(ctx.steps_optimizer(s) for s in loop.body) and self._steps_after(ctx, loop)
+                not any(ctx.loops.steps_optimizer(s) for s in loop.body)
+                and self._steps_after(ctx, loop)
             ):
                 yield Report(backwards[0])
 
@@ -208,8 +210,8 @@ class DdpAccumulationNoSync(Rule):
         )
 
     @staticmethod
-    def _steps_after(ctx: Context, loop: ast.AST) -> bool:
+    def _steps_after(ctx: Context, loop: Loop) -> bool:
         for block in ctx.blocks:
             if loop in block:
-                return any(ctx.steps_optimizer(s) for s in block[block.index(loop) + 1 :])
+                return any(ctx.loops.steps_optimizer(s) for s in block[block.index(loop) + 1 :])
         return False

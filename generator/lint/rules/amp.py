@@ -271,9 +271,9 @@ class HalfModelTraining(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        if not ctx.training_loops:
+        if not ctx.loops.training_loops:
             return
-        last = max(loop.lineno for loop in ctx.training_loops)
+        last = max(loop.lineno for loop in ctx.loops.training_loops)
         frozen = self._frozen_names(ctx)
         for call in ctx.methods("half", "bfloat16", "to"):
             if call.lineno > last:

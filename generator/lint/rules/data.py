@@ -117,7 +117,7 @@ class DataLoaderNoWorkers(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        use = ctx.cuda_use
+        use = ctx.loops.cuda_use
         if use is None:
             return
         for call in ctx.calls(*_DATALOADER):
@@ -179,7 +179,7 @@ class DataLoaderNoPinMemory(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        use = ctx.cuda_use
+        use = ctx.loops.cuda_use
         if use is None:
             return
         for call in ctx.calls(*_DATALOADER):
@@ -271,11 +271,11 @@ class PinMemoryBlockingCopy(Rule):
         ]
         if not pinned:
             return
-        for loop in ctx.training_loops:
+        for loop in ctx.loops.training_loops:
             if not isinstance(loop, ast.For | ast.AsyncFor):
                 continue
             batch = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-            for node in ctx.all_nodes(loop):
+            for node in ctx.loops.all_nodes(loop):
                 if (
                     isinstance(node, ast.Call)
                     and method_name(node) in {"to", "cuda"}

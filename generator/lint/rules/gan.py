@@ -158,7 +158,7 @@ class DiscriminatorThroughGenerator(Rule):
                     for n in nodes
                     if isinstance(n, ast.Call)
                     and node_position(n) > node_position(backward)
-                    and ctx.is_optimizer_step(n)
+                    and ctx.loops.is_optimizer_step(n)
                 ),
                 None,
             )
@@ -180,7 +180,7 @@ class DiscriminatorThroughGenerator(Rule):
         """The ``backward()`` whose loss is computed from ``call`` (through assignments)."""
         names: set[str] = set()
         for n in nodes:
-            if isinstance(n, ast.Call) and ctx.is_backward(n):
+            if isinstance(n, ast.Call) and ctx.loops.is_backward(n):
                 if any(m is call for m in ast.walk(n)):
                     return n
                 recv = receiver(n)

@@ -102,8 +102,8 @@ class TensorData(Rule):
 
     def check(self, ctx: Context) -> Iterator[Report]:
         losses: set[str] = set()
-        for loop in ctx.training_loops:
-            losses |= ctx.loss_names(loop)
+        for loop in ctx.loops.training_loops:
+            losses |= ctx.loops.loss_names(loop)
         tensors = losses | _parameter_names(ctx)
         for node in ctx.by_type[ast.Attribute]:
             assert isinstance(node, ast.Attribute)

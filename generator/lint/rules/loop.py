@@ -15,6 +15,7 @@ from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.rules.steps import every_step, feeds_backward, is_loss_value, outputs
 from generator.lint.syntax import LOOPS, SCOPES, iter_region, method_name, receiver, root_name
+from generator.lint.training import Loop
 
 
 class LossKeptWithGraph(Rule):
@@ -62,11 +63,11 @@ class LossKeptWithGraph(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for loop in ctx.training_loops:
-            kept = ctx.loss_names(loop) | outputs(ctx, loop)
+        for loop in ctx.loops.training_loops:
+            kept = ctx.loops.loss_names(loop) | outputs(ctx, loop)
             if not kept:
                 continue
-            for node in ctx.all_nodes(loop):
+            for node in ctx.loops.all_nodes(loop):
                 if (
                     isinstance(node, ast.Call)
                     and method_name(node) == "append"
@@ -93,7 +94,7 @@ class LossKeptWithGraph(Rule):
                         yield Report(node)
 
     @staticmethod
-    def _new_each_step(ctx: Context, loop: ast.AST, name: str) -> bool:
+    def _new_each_step(ctx: Context, loop: Loop, name: str) -> bool:
         """Whether ``name`` is a fresh list in each iteration of ``loop`` or of a loop around
         it: a micro-batch loop's outputs, already backpropagated, last one step."""
         for anc in [loop, *ctx.ancestors(loop)]:
@@ -194,7 +195,7 @@ class MetricItemInEvalLoop(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        training = set(ctx.training_loops)
+        training = set(ctx.loops.training_loops)
         for kind in (ast.For, ast.While):
             for loop in ctx.by_type[kind]:
                 if loop in training or not ctx.in_no_grad(loop):

@@ -63,7 +63,7 @@ class BackwardInAutocast(Rule):
                 if not any(ctx.is_autocast_item(i.context_expr) for i in with_.items):  # type: ignore[attr-defined]
                     continue
                 for node in iter_region(with_.body, conditional=True):  # type: ignore[attr-defined]
-                    if isinstance(node, ast.Call) and ctx.is_backward(node):
+                    if isinstance(node, ast.Call) and ctx.loops.is_backward(node):
                         yield Report(node)
 
 
@@ -112,12 +112,12 @@ class SchedulerBeforeOptimizer(Rule):
                     if not (
                         isinstance(stmt, ast.Expr)
                         and isinstance(stmt.value, ast.Call)
-                        and ctx.is_scheduler_step(stmt.value)
+                        and ctx.loops.is_scheduler_step(stmt.value)
                     ):
                         continue
-                    if any(ctx.steps_optimizer(s) for s in body[:i]):
+                    if any(ctx.loops.steps_optimizer(s) for s in body[:i]):
                         break
-                    if any(ctx.steps_optimizer(s) for s in body[i + 1 :]):
+                    if any(ctx.loops.steps_optimizer(s) for s in body[i + 1 :]):
                         yield Report(stmt.value)
                     break
 
@@ -166,7 +166,7 @@ class ClipAfterStep(Rule):
             for stmt in block:
                 if stepped:
                     for node in iter_region([stmt], conditional=True):
-                        if isinstance(node, ast.Call) and ctx.is_backward(node):
+                        if isinstance(node, ast.Call) and ctx.loops.is_backward(node):
                             stepped = False
                             break
                         if node in clips:
@@ -174,7 +174,7 @@ class ClipAfterStep(Rule):
                 if (
                     isinstance(stmt, ast.Expr)
                     and isinstance(stmt.value, ast.Call)
-                    and ctx.is_optimizer_step(stmt.value)
+                    and ctx.loops.is_optimizer_step(stmt.value)
                 ):
                     stepped = True
 
@@ -364,7 +364,7 @@ class EvalNeverUndone(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        if ctx.methods("train") or not ctx.training_loops:
+        if ctx.methods("train") or not ctx.loops.training_loops:
             return
         chosen = self._trains_in_eval_mode(ctx)
         for call in ctx.methods("eval"):
@@ -390,7 +390,7 @@ class EvalNeverUndone(Rule):
         body of a function before the training loop it runs (a linear probe on a frozen
         backbone keeps BatchNorm's statistics fixed this way)."""
         out: set[str | None] = set()
-        for loop in ctx.training_loops:
+        for loop in ctx.loops.training_loops:
             func = ctx.enclosing_function(loop)
             body = func.body if func is not None else ctx.tree.body
             top = next((s for s in body if s is loop or loop in ast.walk(s)), None)
@@ -407,7 +407,7 @@ class EvalNeverUndone(Rule):
     def _in_training_loop(ctx: Context, node: ast.AST) -> bool:
         for anc in ctx.ancestors(node):
             if isinstance(anc, ast.For | ast.While | ast.AsyncFor) and any(
-                ctx.trains(s) for s in anc.body
+                ctx.loops.trains(s) for s in anc.body
             ):
                 return True
         return False

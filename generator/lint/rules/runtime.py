@@ -213,7 +213,7 @@ class NoGradEvalLoop(Rule):
     @staticmethod
     def _called_while_training(ctx: Context, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether ``func`` (or ``self.func``) is called inside a training loop."""
-        loops = set(ctx.training_loops)
+        loops = set(ctx.loops.training_loops)
         for call in ctx.by_type[ast.Call]:
             assert isinstance(call, ast.Call)
             target = call.func
@@ -231,7 +231,7 @@ class NoGradEvalLoop(Rule):
     def _evaluates(ctx: Context, region: list[ast.stmt], scope: list[ast.stmt]) -> bool:
         nodes = list(iter_region(region, conditional=True))
         has_loop = any(isinstance(n, ast.For | ast.While) for n in nodes)
-        trains = any(isinstance(n, ast.Call) and ctx.is_backward(n) for n in nodes)
+        trains = any(isinstance(n, ast.Call) and ctx.loops.is_backward(n) for n in nodes)
         calls_eval = any(
             isinstance(n, ast.Call) and method_name(n) == "eval" and not n.args
             for n in iter_region(scope, conditional=True)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.syntax import iter_region, method_name, receiver
+from generator.lint.training import Loop
 
 _CONVERTED = {"item", "tolist", "detach", "numpy"}
 #: Reads of a tensor's metadata: the host knows them without waiting for the GPU.
@@ -56,16 +57,16 @@ def with_calls(ctx: Context, qualnames: set[str]) -> Iterator[tuple[ast.With, as
 def wraps_training(ctx: Context, body: list[ast.stmt]) -> bool:
     """Whether ``body`` holds a loop that trains, under a condition or not."""
     return any(
-        isinstance(n, ast.For | ast.While) and ctx.trains(n)
+        isinstance(n, ast.For | ast.While) and ctx.loops.trains(n)
         for n in iter_region(body, conditional=True)
     )
 
 
-def every_step(ctx: Context) -> Iterator[tuple[ast.AST, ast.AST, set[str]]]:
+def every_step(ctx: Context) -> Iterator[tuple[Loop, ast.AST, set[str]]]:
     """(loop, node, loss names) for every node that runs on every step of a training loop."""
-    for loop in ctx.training_loops:
-        losses = ctx.loss_names(loop)
-        for node in ctx.step_nodes(loop):
+    for loop in ctx.loops.training_loops:
+        losses = ctx.loops.loss_names(loop)
+        for node in ctx.loops.step_nodes(loop):
             yield loop, node, losses
 
 
@@ -89,10 +90,10 @@ def is_loss_value(node: ast.AST, losses: set[str]) -> bool:
             return False
 
 
-def outputs(ctx: Context, loop: ast.AST) -> set[str]:
+def outputs(ctx: Context, loop: Loop) -> set[str]:
     """Names a loop assigns from calling a model (``out = model(x)``)."""
     out = set()
-    for node in ctx.all_nodes(loop):
+    for node in ctx.loops.all_nodes(loop):
         if (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Call)
@@ -110,7 +111,7 @@ def feeds_backward(ctx: Context, node: ast.AST, name: str) -> bool:
     body = ctx.scope_body(node)
     receivers: list[ast.AST] = []
     for n in iter_region(body, conditional=True):
-        if isinstance(n, ast.Call) and ctx.is_backward(n):
+        if isinstance(n, ast.Call) and ctx.loops.is_backward(n):
             recv = receiver(n)
             receivers += [recv, *n.args] if recv is not None else list(n.args)
     names = {r.id for r in receivers if isinstance(r, ast.Name)}
@@ -128,11 +129,11 @@ def feeds_backward(ctx: Context, node: ast.AST, name: str) -> bool:
     )
 
 
-def device_values(ctx: Context, loop: ast.AST) -> set[str]:
+def device_values(ctx: Context, loop: Loop) -> set[str]:
     """Names a training loop binds to values on the device: the loss, model outputs, what
     it moves with ``.to()``/``.cuda()``, and what it computes from those."""
-    names = ctx.loss_names(loop) | outputs(ctx, loop)
-    assigns = [n for n in ctx.all_nodes(loop) if isinstance(n, ast.Assign)]
+    names = ctx.loops.loss_names(loop) | outputs(ctx, loop)
+    assigns = [n for n in ctx.loops.all_nodes(loop) if isinstance(n, ast.Assign)]
     for _ in range(3):
         for node in assigns:
             if any(

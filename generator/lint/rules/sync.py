@@ -16,6 +16,7 @@ from generator.lint.rules.steps import (
     is_loss_value,
 )
 from generator.lint.syntax import iter_region, method_name, receiver, root_name
+from generator.lint.training import Loop, per_node
 
 _SYNCHRONIZE = {
     "torch.cuda.synchronize",
@@ -62,31 +63,32 @@ def _host_tensor(ctx: Context, node: ast.AST | None) -> bool:
     )
 
 
-def synchronizes(ctx: Context, loop: ast.AST) -> list[ast.Call]:
+def synchronizes(ctx: Context, loop: Loop) -> list[ast.Call]:
     """``torch.cuda.synchronize()`` calls that run on every step of ``loop`` (under an ``if``
-    on the device too)."""
+    on the device too). A new list on each call."""
+    return list(_synchronizes(ctx, loop))
 
-    def compute() -> list[ast.Call]:
-        nodes = list(ctx.step_nodes(loop))
-        for node in list(nodes):
-            if isinstance(node, ast.If) and _device_test(ctx, node.test):
-                nodes += list(iter_region(node.body))
-        out = []
-        for node in nodes:
-            if not isinstance(node, ast.Call):
-                continue
-            q = ctx.qualname(node.func)
-            if q in _SYNCHRONIZE - {"torch.cuda.current_stream"}:
-                out.append(node)
-            elif (
-                method_name(node) == "synchronize"
-                and isinstance(receiver(node), ast.Call)
-                and ctx.qualname(receiver(node).func) == "torch.cuda.current_stream"  # type: ignore[union-attr]
-            ):
-                out.append(node)
-        return out
 
-    return list(ctx.memo("synchronize", loop, compute))
+@per_node
+def _synchronizes(ctx: Context, loop: Loop) -> list[ast.Call]:
+    nodes = list(ctx.loops.step_nodes(loop))
+    for node in list(nodes):
+        if isinstance(node, ast.If) and _device_test(ctx, node.test):
+            nodes += list(iter_region(node.body))
+    out = []
+    for node in nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        q = ctx.qualname(node.func)
+        if q in _SYNCHRONIZE - {"torch.cuda.current_stream"}:
+            out.append(node)
+        elif (
+            method_name(node) == "synchronize"
+            and isinstance(recv := receiver(node), ast.Call)
+            and ctx.qualname(recv.func) == "torch.cuda.current_stream"
+        ):
+            out.append(node)
+    return out
 
 
 class ItemEveryStep(Rule):
@@ -208,7 +210,7 @@ class SynchronizeEveryStep(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for loop in ctx.training_loops:
+        for loop in ctx.loops.training_loops:
             yield from (Report(call) for call in synchronizes(ctx, loop))
 
 
@@ -243,9 +245,9 @@ class HostCopyEveryStep(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for loop in ctx.training_loops:
+        for loop in ctx.loops.training_loops:
             on_device = device_values(ctx, loop)
-            for node in ctx.step_nodes(loop):
+            for node in ctx.loops.step_nodes(loop):
                 if (
                     isinstance(node, ast.Call)
                     and method_name(node) in {"cpu", "tolist", "numpy"}

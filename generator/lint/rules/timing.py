@@ -176,7 +176,7 @@ class TimingWithoutSync(Rule):
         work = False
         for node in iter_region(stmts, conditional=True):
             if isinstance(node, ast.For | ast.While) and (
-                ctx.trains(node) or TimingWithoutSync._runs_phases(node)
+                ctx.loops.trains(node) or TimingWithoutSync._runs_phases(node)
             ):
                 return False  # a training loop's own pace, or the wall time of the whole run
             if isinstance(node, ast.Call) and method_name(node) in {
