@@ -104,13 +104,36 @@ def test_the_glossary_check_of_rule_texts_can_fail() -> None:
     assert find_variants("每个 batch 都调用 `.item()`")  # 批次, not batch
 
 
-def test_codes_and_names_are_unique_and_there_are_at_least_30() -> None:
+def test_codes_and_names_are_unique_and_there_are_at_least_55() -> None:
     assert len(RULES) >= 55
     assert len({r.code for r in RULES}) == len(RULES)
     assert len({r.name for r in RULES}) == len(RULES)
     assert [r.code for r in RULES] == sorted(r.code for r in RULES)
     assert rule_codes() == {r.code for r in RULES}
     assert sorted(c for codes in rules_by_tip().values() for c in codes) == sorted(rule_codes())
+
+
+def test_every_module_of_rules_is_a_registered_topic() -> None:
+    """A module of generator/lint/rules/ that defines rules is in `TOPICS` (its rules would
+    never run otherwise), and in the package docstring's list of topics, in that order."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from generator.lint import rules
+
+    defining = set()
+    for info in pkgutil.iter_modules(rules.__path__):
+        module = importlib.import_module(f"{rules.__name__}.{info.name}")
+        if any(
+            issubclass(obj, Rule) and obj is not Rule and obj.__module__ == module.__name__
+            for obj in vars(module).values()
+            if inspect.isclass(obj)
+        ):
+            defining.add(info.name)
+    assert defining and set(rules.TOPICS) == defining, set(rules.TOPICS) ^ defining
+    documented = re.findall(r"^\* `\.(\w+)`:", rules.__doc__ or "", re.M)
+    assert documented == list(rules.TOPICS)
 
 
 def _examples(kind: str) -> list[object]:
