@@ -24,6 +24,7 @@ from generator.lint.syntax import (
     is_const,
     kwarg,
     last_name,
+    span,
 )
 from generator.lint.training import Function, TrainingLoops, node_position
 
@@ -186,29 +187,30 @@ class Context:
         """Whether some assignment to ``name`` calls one of ``qualnames`` (directly, or as
         the receiver of a method chain such as ``DDP(m).to(device)``)."""
         for value in self.assignments.get(name, ()):
-            node = value
+            node: ast.AST | None = value
             while isinstance(node, ast.Call):
                 if self.qualname(node.func) in qualnames:
                     return True
                 func = node.func
-                node = func.value if isinstance(func, ast.Attribute) else None  # type: ignore[assignment]
+                node = func.value if isinstance(func, ast.Attribute) else None
         return False
 
     def segment(self, node: ast.AST) -> str:
         """The source text of ``node``."""
-        start, end = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+        start, col, end, end_col = span(node)
         first = self.lines[start - 1].encode("utf-8")
         if start == end:
-            return first[node.col_offset : node.end_col_offset].decode("utf-8")  # type: ignore[attr-defined]
-        parts = [first[node.col_offset :].decode("utf-8")]  # type: ignore[attr-defined]
+            return first[col:end_col].decode("utf-8")
+        parts = [first[col:].decode("utf-8")]
         parts += self.lines[start : end - 1]
-        parts.append(self.lines[end - 1].encode("utf-8")[: node.end_col_offset].decode("utf-8"))  # type: ignore[attr-defined]
+        parts.append(self.lines[end - 1].encode("utf-8")[:end_col].decode("utf-8"))
         return "\n".join(parts)
 
     # --- structure -------------------------------------------------------------------------
 
-    def parent(self, node: ast.AST) -> ast.AST | None:
-        return self.parents.get(node)
+    def parent(self, node: ast.AST | None) -> ast.AST | None:
+        """The node that holds ``node`` (None for the module, and for None)."""
+        return self.parents.get(node) if node is not None else None
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         node_ = self.parents.get(node)
@@ -301,14 +303,14 @@ class Context:
             return True
         if isinstance(node, ast.Name):
             for value in self.assignments.get(node.id, ()):
-                call = value
+                call: ast.AST | None = value
                 while isinstance(call, ast.Call):
                     q = self.qualname(call.func)
                     if q and q.startswith("torch.nn.") and q.rsplit(".", 1)[1][:1].isupper():
                         return True
                     if isinstance(call.func, ast.Name) and call.func.id in self.module_classes:
                         return True
-                    call = call.func.value if isinstance(call.func, ast.Attribute) else None  # type: ignore[assignment]
+                    call = call.func.value if isinstance(call.func, ast.Attribute) else None
         return False
 
     @cached_property

@@ -20,6 +20,7 @@ import re
 import tokenize
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 _CODES = r"(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)"
 _NOQA = re.compile(rf"#\s*noqa(?::\s*{_CODES})?", re.I)
@@ -36,13 +37,13 @@ def _codes(match: re.Match[str]) -> Codes:
     return frozenset(c.upper() for c in re.split(r"[\s,]+", text) if c)
 
 
-def _merge(old: Codes | bool, new: Codes) -> Codes:
+def _merge(old: Codes | Literal[False], new: Codes) -> Codes:
     """Two comments on the same line (or file): every rule if either says so, else both sets."""
     if old is False:
         return new
     if old is None or new is None:
         return None
-    return old | new  # type: ignore[operator]
+    return old | new
 
 
 @dataclass(frozen=True)
@@ -51,13 +52,13 @@ class Suppressions:
 
     lines: Mapping[int, Codes] = field(default_factory=dict)
     #: False: no file-level comment; None: every rule; else the codes it names.
-    whole_file: Codes | bool = False
+    whole_file: Codes | Literal[False] = False
 
     def file_silences(self, code: str) -> bool:
         """Whether a ``# pytorch-tips: noqa`` comment silences ``code`` in the whole file."""
         if self.whole_file is False:
             return False
-        return self.whole_file is None or code in self.whole_file  # type: ignore[operator]
+        return self.whole_file is None or code in self.whole_file
 
     def silences(self, code: str, first: int, last: int) -> bool:
         """Whether a ``# noqa`` on one of the lines ``first``..``last`` silences ``code``."""
@@ -95,7 +96,7 @@ def suppressions(source: str) -> Suppressions:
     if "noqa" not in source and "NOQA" not in source and "Noqa" not in source:
         return NONE
     lines: dict[int, Codes] = {}
-    whole: Codes | bool = False
+    whole: Codes | Literal[False] = False
     for line, text, alone in _comments(source):
         if alone and (match := _FILE_NOQA.search(text)) is not None:
             whole = _merge(whole, _codes(match))
@@ -114,11 +115,11 @@ def statement_lines(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> tuple[
     stmt: ast.AST | None = node
     while stmt is not None and not isinstance(stmt, ast.stmt):
         stmt = parents.get(stmt)
-    if stmt is None:
+    if not isinstance(stmt, ast.stmt):  # None: no statement holds it
         return first, last
     start = stmt.lineno
     body = getattr(stmt, "body", None)
-    if isinstance(body, list) and body and isinstance(body[0], ast.AST):
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
         end = max(start, body[0].lineno - 1)  # the header: up to the first line of the body
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             start = min([start, *(d.lineno for d in stmt.decorator_list)])

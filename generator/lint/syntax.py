@@ -10,9 +10,26 @@ from collections.abc import Iterable, Iterator
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+#: The nodes that carry a position in the source (``lineno``, ``col_offset``...).
+LOCATED = (ast.expr, ast.stmt, ast.arg, ast.keyword, ast.alias, ast.excepthandler, ast.pattern)
 
 
-def last_name(node: ast.AST) -> str | None:
+def span(node: ast.AST) -> tuple[int, int, int, int]:
+    """Where ``node`` is: (line, column, end line, end column), 1-based lines and 0-based
+    columns counted in UTF-8 bytes, as the ``ast`` module gives them.
+
+    Raises:
+        TypeError: a node without a position (a ``withitem``, ``comprehension``...).
+    """
+    if not isinstance(node, LOCATED):
+        raise TypeError(f"an ast.{type(node).__name__} has no position")
+    end_line, end_col = node.end_lineno, node.end_col_offset
+    if end_line is None or end_col is None:  # set by ast.parse; absent in built trees
+        return node.lineno, node.col_offset, node.lineno, node.col_offset
+    return node.lineno, node.col_offset, end_line, end_col
+
+
+def last_name(node: ast.AST | None) -> str | None:
     """``x`` for ``x``, ``step`` for ``a.b.step``; None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
@@ -21,9 +38,9 @@ def last_name(node: ast.AST) -> str | None:
     return None
 
 
-def dotted(node: ast.AST) -> str | None:
+def dotted(node: ast.AST | None) -> str | None:
     """The written dotted name of a ``Name``/``Attribute`` chain (``self.model.eval``)."""
-    parts = []
+    parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
@@ -33,7 +50,7 @@ def dotted(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
-def root_name(node: ast.AST) -> str | None:
+def root_name(node: ast.AST | None) -> str | None:
     """The name at the root of attribute, call, subscript and method chains."""
     while True:
         if isinstance(node, ast.Name):

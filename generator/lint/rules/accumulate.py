@@ -25,7 +25,7 @@ def _accumulating_ifs(ctx: Context, loop: Loop) -> list[ast.If]:
     """``if (i + 1) % N == 0:`` blocks of a loop that step the optimizer."""
     return [
         node
-        for node in iter_region(loop.body)  # type: ignore[attr-defined]
+        for node in iter_region(loop.body)
         if isinstance(node, ast.If)
         and _has_mod(node.test)
         and any(ctx.loops.steps_optimizer(s, follow=False) for s in node.body)
@@ -124,7 +124,7 @@ class AccumulationNotDivided(Rule):
                 for name in ctx.loops.backward_losses(node):
                     values = [
                         n
-                        for n in iter_region(loop.body, conditional=True)  # type: ignore[attr-defined]
+                        for n in iter_region(loop.body, conditional=True)
                         if (
                             isinstance(n, ast.Assign)
                             and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)

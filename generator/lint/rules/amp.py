@@ -198,7 +198,8 @@ class CudaAmpCustomFwd(Rule):
         }
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             for func in ctx.by_type[kind]:
-                for deco in func.decorator_list:  # type: ignore[attr-defined]
+                assert isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
+                for deco in func.decorator_list:
                     target = deco.func if isinstance(deco, ast.Call) else deco
                     new = names.get(ctx.qualname(target) or "")
                     if new is None:
@@ -347,14 +348,11 @@ class HalfModelTraining(Rule):
         False`` over ``x.parameters()``, or ``x.eval()`` where ``x.parameters()`` is never
         taken (so no optimizer trains it)."""
         out: set[str] = set()
-        trained = {
-            dotted(receiver(c))  # type: ignore[arg-type]
-            for c in ctx.methods("parameters", "named_parameters")
-        }
+        trained = {dotted(receiver(c)) for c in ctx.methods("parameters", "named_parameters")}
         for call in ctx.methods("requires_grad_", "eval", "train"):
             name = method_name(call)
             flag = call.args[0] if call.args else None
-            text = dotted(receiver(call))  # type: ignore[arg-type]
+            text = dotted(receiver(call))
             if text and (
                 (name == "requires_grad_" and is_const(flag, False))
                 # evaluation mode, and its parameters go to no optimizer: inference only
@@ -377,7 +375,7 @@ class HalfModelTraining(Rule):
                     for n in ast.walk(loop)
                 )
             ):
-                text = dotted(receiver(loop.iter))  # type: ignore[arg-type]
+                text = dotted(receiver(loop.iter))
                 if text:
                     out.add(text)
         return out

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from generator.lint.syntax import span
+
 if TYPE_CHECKING:
     from generator.lint.analysis import Context
 
@@ -134,11 +136,13 @@ class Rule:
 
 
 def start_of(node: ast.AST) -> tuple[int, int]:
-    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    line, col, _, _ = span(node)
+    return (line, col)
 
 
 def end_of(node: ast.AST) -> tuple[int, int]:
-    return (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    _, _, line, col = span(node)
+    return (line, col)
 
 
 def replace(node: ast.AST, text: str) -> Edit:

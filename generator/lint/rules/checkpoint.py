@@ -54,10 +54,10 @@ def saved_values(ctx: Context) -> list[tuple[ast.AST, ast.AST]]:
                 obj = ast.Name(id=obj.id, ctx=ast.Load())  # a parameter: not to be expanded
         out.append((call, obj))
     for name, index in helpers.items():
-        for call in ctx.by_type[ast.Call]:
-            assert isinstance(call, ast.Call)
-            if last_name(call.func) == name and 0 <= index < len(call.args):
-                out.append((call, call.args[index]))
+        for use in ctx.by_type[ast.Call]:
+            assert isinstance(use, ast.Call)
+            if last_name(use.func) == name and 0 <= index < len(use.args):
+                out.append((use, use.args[index]))
     return out
 
 
@@ -202,11 +202,11 @@ class SaveWholeModel(Rule):
         return cls._is_module(ctx, value)
 
     @staticmethod
-    def _is_module(ctx: Context, node: ast.AST) -> bool:
+    def _is_module(ctx: Context, node: ast.AST | None) -> bool:
         """``model``, ``self.model``, ``deepcopy(model).half()`` (not ``model.state_dict()``)."""
         while isinstance(node, ast.Call):
             if method_name(node) in _MODULE_CHAIN:
-                node = receiver(node)  # type: ignore[assignment]
+                node = receiver(node)
             elif last_name(node.func) in _UNWRAP and len(node.args) == 1:
                 node = node.args[0]
             else:
@@ -266,8 +266,8 @@ class SaveWrapperStateDict(Rule):
                         node not in seen
                         and isinstance(node, ast.Call)
                         and method_name(node) == "state_dict"
-                        and isinstance(receiver(node), ast.Name)
-                        and ctx.assigned_from(receiver(node).id, _WRAPPERS)  # type: ignore[union-attr]
+                        and isinstance(recv := receiver(node), ast.Name)
+                        and ctx.assigned_from(recv.id, _WRAPPERS)
                     ):
                         seen.add(node)
                         yield Report(node)

@@ -279,7 +279,7 @@ class PinMemoryBlockingCopy(Rule):
                 if (
                     isinstance(node, ast.Call)
                     and method_name(node) in {"to", "cuda"}
-                    and root_name(receiver(node)) in batch  # type: ignore[arg-type]
+                    and root_name(receiver(node)) in batch
                     and device_of(ctx, node)[0]
                     and _copy_is_blocking(node)
                 ):
@@ -338,7 +338,7 @@ class DistributedSamplerSetEpoch(Rule):
         names: set[str] = set()
         holder = ctx.parent(call)
         if isinstance(holder, ast.keyword):  # DataLoader(ds, sampler=DistributedSampler(ds))
-            holder = ctx.parent(ctx.parent(holder))  # type: ignore[arg-type]
+            holder = ctx.parent(ctx.parent(holder))
         if isinstance(holder, ast.Assign):
             names |= {t.id for t in holder.targets if isinstance(t, ast.Name)}
         for loader in ctx.calls(*_DATALOADER):
@@ -351,7 +351,8 @@ class DistributedSamplerSetEpoch(Rule):
             ):
                 names |= {t.id for t in assign.targets if isinstance(t, ast.Name)}
         for node in [*ctx.by_type[ast.For], *ctx.by_type[ast.comprehension]]:
-            it = node.iter  # type: ignore[attr-defined]
+            assert isinstance(node, ast.For | ast.comprehension)
+            it = node.iter
             if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(it)) and any(
                 isinstance(a, ast.For | ast.While) for a in ctx.ancestors(node)
             ):

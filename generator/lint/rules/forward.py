@@ -121,9 +121,9 @@ class InplaceOnSavedOutput(Rule):
                 isinstance(stmt, ast.Expr)
                 and isinstance(stmt.value, ast.Call)
                 and method_name(stmt.value) in _INPLACE
-                and isinstance(receiver(stmt.value), ast.Name)
-                and receiver(stmt.value).id in saved
-            ):  # type: ignore[union-attr]
+                and isinstance(recv := receiver(stmt.value), ast.Name)
+                and recv.id in saved
+            ):
                 yield Report(stmt.value)
             if isinstance(stmt, ast.Assign):
                 names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}

@@ -108,14 +108,18 @@ class DiscriminatorThroughGenerator(Rule):
         if not ctx.calls_by_method.get("backward"):
             return
         callees = set(ctx.calls_by_method)
-        callees |= {c.func.id for c in ctx.by_type[ast.Call] if isinstance(c.func, ast.Name)}  # type: ignore[attr-defined]
+        callees |= {
+            c.func.id
+            for c in ctx.by_type[ast.Call]
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+        }
         if not (
             any(_GENERATOR.search(n) for n in callees)
             and any(_DISCRIMINATOR.search(n) for n in callees)
         ):
             return  # no generator and discriminator called here
         scopes: list[list[ast.stmt]] = [ctx.tree.body]
-        scopes += [f.body for t in FUNCTIONS for f in ctx.by_type[t]]  # type: ignore[attr-defined]
+        scopes += [f.body for t in FUNCTIONS for f in ctx.by_type[t] if isinstance(f, FUNCTIONS)]
         for body in scopes:
             yield from self._scope(ctx, body)
 
@@ -162,7 +166,7 @@ class DiscriminatorThroughGenerator(Rule):
                 ),
                 None,
             )
-            if step is not None and _D_OPTIMIZER.search(last_name(receiver(step)) or ""):  # type: ignore[arg-type]
+            if step is not None and _D_OPTIMIZER.search(last_name(receiver(step)) or ""):
                 yield Report(call)
 
     @staticmethod

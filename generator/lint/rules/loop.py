@@ -75,7 +75,7 @@ class LossKeptWithGraph(Rule):
                     and isinstance(node.args[0], ast.Name)
                     and node.args[0].id in kept
                 ):
-                    container = root_name(receiver(node))  # type: ignore[arg-type]
+                    container = root_name(receiver(node))
                     if (
                         container
                         and not feeds_backward(ctx, loop, container)
@@ -101,7 +101,7 @@ class LossKeptWithGraph(Rule):
             if isinstance(anc, SCOPES):
                 return False
             if isinstance(anc, LOOPS):
-                for n in iter_region(anc.body):  # type: ignore[attr-defined]
+                for n in iter_region(anc.body):
                     if (
                         isinstance(n, ast.Assign)
                         and isinstance(n.value, ast.List)
@@ -198,9 +198,10 @@ class MetricItemInEvalLoop(Rule):
         training = set(ctx.loops.training_loops)
         for kind in (ast.For, ast.While):
             for loop in ctx.by_type[kind]:
+                assert isinstance(loop, ast.For | ast.While)
                 if loop in training or not ctx.in_no_grad(loop):
                     continue
-                for node in iter_region(loop.body):  # type: ignore[attr-defined]
+                for node in iter_region(loop.body):
                     yield from (Report(t) for t in self._items(node))
 
     @staticmethod

@@ -29,7 +29,7 @@ def _is_module_call(ctx: Context, node: ast.AST) -> bool:
     return isinstance(node.func, ast.Name) and node.func.id in ctx.module_classes
 
 
-def _self_attr(node: ast.AST) -> str | None:
+def _self_attr(node: ast.AST | None) -> str | None:
     if (
         isinstance(node, ast.Attribute)
         and isinstance(node.value, ast.Name)
@@ -107,7 +107,7 @@ class ModulesInPlainContainer(Rule):
                 elif (
                     isinstance(node, ast.Call)
                     and method_name(node) == "append"
-                    and _self_attr(receiver(node)) in plain  # type: ignore[arg-type]
+                    and _self_attr(receiver(node)) in plain
                     and node.args
                     and _is_module_call(ctx, node.args[0])
                 ):
@@ -263,8 +263,8 @@ class ConvBiasBeforeBatchNorm(Rule):
                 # self.bn(self.conv(x))
                 if isinstance(node, ast.Call) and _self_attr(node.func) in bns and node.args:
                     inner = node.args[0]
-                    if isinstance(inner, ast.Call) and _self_attr(inner.func) in convs:
-                        yield Report(convs[_self_attr(inner.func)])  # type: ignore[index]
+                    if isinstance(inner, ast.Call) and (conv := _self_attr(inner.func)) in convs:
+                        yield Report(convs[conv])
             for block in [func.body]:
                 for a, b in zip(block, block[1:], strict=False):
                     # x = self.conv(x); x = self.bn(x)
@@ -273,7 +273,7 @@ class ConvBiasBeforeBatchNorm(Rule):
                         and isinstance(b, ast.Assign)
                         and isinstance(a.value, ast.Call)
                         and isinstance(b.value, ast.Call)
-                        and _self_attr(a.value.func) in convs
+                        and (conv := _self_attr(a.value.func)) in convs
                         and _self_attr(b.value.func) in bns
                         and len(a.targets) == 1
                         and isinstance(a.targets[0], ast.Name)
@@ -281,7 +281,7 @@ class ConvBiasBeforeBatchNorm(Rule):
                         and isinstance(b.value.args[0], ast.Name)
                         and b.value.args[0].id == a.targets[0].id
                     ):
-                        yield Report(convs[_self_attr(a.value.func)])  # type: ignore[index]
+                        yield Report(convs[conv])
 
 
 class InitChildrenOnly(Rule):

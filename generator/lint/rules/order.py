@@ -60,9 +60,10 @@ class BackwardInAutocast(Rule):
     def check(self, ctx: Context) -> Iterator[Report]:
         for kind in (ast.With, ast.AsyncWith):
             for with_ in ctx.by_type[kind]:
-                if not any(ctx.is_autocast_item(i.context_expr) for i in with_.items):  # type: ignore[attr-defined]
+                assert isinstance(with_, ast.With | ast.AsyncWith)
+                if not any(ctx.is_autocast_item(i.context_expr) for i in with_.items):
                     continue
-                for node in iter_region(with_.body, conditional=True):  # type: ignore[attr-defined]
+                for node in iter_region(with_.body, conditional=True):
                     if isinstance(node, ast.Call) and ctx.loops.is_backward(node):
                         yield Report(node)
 
@@ -107,7 +108,8 @@ class SchedulerBeforeOptimizer(Rule):
     def check(self, ctx: Context) -> Iterator[Report]:
         for kind in (ast.For, ast.While, ast.AsyncFor):
             for loop in ctx.by_type[kind]:
-                body = loop.body  # type: ignore[attr-defined]
+                assert isinstance(loop, ast.For | ast.While | ast.AsyncFor)
+                body = loop.body
                 for i, stmt in enumerate(body):
                     if not (
                         isinstance(stmt, ast.Expr)
@@ -210,7 +212,7 @@ class ClipScaledGradients(Rule):
         scaled = [
             c
             for c in ctx.methods("backward")
-            if isinstance(receiver(c), ast.Call) and method_name(receiver(c)) == "scale"  # type: ignore[arg-type]
+            if isinstance(recv := receiver(c), ast.Call) and method_name(recv) == "scale"
         ]
         for clip in _clip_calls(ctx):
             scope = ctx.enclosing_function(clip)
@@ -368,7 +370,7 @@ class EvalNeverUndone(Rule):
             return
         chosen = self._trains_in_eval_mode(ctx)
         for call in ctx.methods("eval"):
-            name = dotted(receiver(call))  # type: ignore[arg-type]
+            name = dotted(receiver(call))
             if call.args or call.keywords or name in chosen or _AVERAGED.search(name or ""):
                 continue  # a training mode chosen on purpose, or a copy that never trains
             sites: list[ast.AST] = [call]
@@ -400,7 +402,7 @@ class EvalNeverUndone(Rule):
                     and isinstance(stmt.value, ast.Call)
                     and method_name(stmt.value) == "eval"
                 ):
-                    out.add(dotted(receiver(stmt.value)))  # type: ignore[arg-type]
+                    out.add(dotted(receiver(stmt.value)))
         return out
 
     @staticmethod

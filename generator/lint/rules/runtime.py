@@ -60,9 +60,9 @@ class BenchmarkWithDeterministic(Rule):
         benchmark = _assigned_true(ctx, "torch.backends.cudnn.benchmark")
         if not benchmark or _assigned(ctx, "torch.backends.cudnn.benchmark", False):
             return  # switched off again where determinism is asked for (apex's --deterministic)
-        deterministic = _assigned_true(ctx, "torch.backends.cudnn.deterministic") or [
-            c for c in ctx.calls(_DETERMINISTIC) if c.args and not is_const(c.args[0], False)
-        ]
+        deterministic = _assigned_true(ctx, "torch.backends.cudnn.deterministic") or any(
+            c.args and not is_const(c.args[0], False) for c in ctx.calls(_DETERMINISTIC)
+        )
         if deterministic:
             yield from (Report(node) for node in benchmark)
 
@@ -192,21 +192,22 @@ class NoGradEvalLoop(Rule):
             return  # inference tensors break FSDP's (and DeepSpeed's) training afterwards
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             for func in ctx.by_type[kind]:
-                if self._called_while_training(ctx, func):  # type: ignore[arg-type]
+                assert isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
+                if self._called_while_training(ctx, func):
                     continue
-                for deco in func.decorator_list:  # type: ignore[attr-defined]
+                for deco in func.decorator_list:
                     if self._plain_no_grad(ctx, deco) and self._evaluates(
                         ctx, func.body, func.body
-                    ):  # type: ignore[attr-defined]
+                    ):
                         yield Report(deco)
         for with_ in ctx.by_type[ast.With]:
             assert isinstance(with_, ast.With)
-            func = ctx.enclosing_function(with_)
-            if func is None or self._called_while_training(ctx, func):
+            scope = ctx.enclosing_function(with_)
+            if scope is None or self._called_while_training(ctx, scope):
                 continue  # a top-level block of a script, or evaluation in mid-training
             for item in with_.items:
                 if self._plain_no_grad(ctx, item.context_expr) and self._evaluates(
-                    ctx, with_.body, func.body
+                    ctx, with_.body, scope.body
                 ):
                     yield Report(item.context_expr)
 

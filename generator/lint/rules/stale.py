@@ -212,6 +212,7 @@ class JitScript(Rule):
         yield from (Report(c) for c in ctx.calls(*names))
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             for node in ctx.by_type[kind]:
-                for deco in node.decorator_list:  # type: ignore[attr-defined]
+                assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                for deco in node.decorator_list:
                     if not isinstance(deco, ast.Call) and ctx.qualname(deco) in names:
                         yield Report(deco)

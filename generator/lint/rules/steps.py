@@ -70,7 +70,7 @@ def every_step(ctx: Context) -> Iterator[tuple[Loop, ast.AST, set[str]]]:
             yield loop, node, losses
 
 
-def is_loss_value(node: ast.AST, losses: set[str]) -> bool:
+def is_loss_value(node: ast.AST | None, losses: set[str]) -> bool:
     """``loss``, or a chain on it that is still a tensor (``loss.mean()``, ``loss[0]``); not
     its metadata (``loss.dtype``, ``loss.shape``, ``loss.size()``), which needs no sync."""
     while True:

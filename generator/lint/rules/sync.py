@@ -252,7 +252,7 @@ class HostCopyEveryStep(Rule):
                     isinstance(node, ast.Call)
                     and method_name(node) in {"cpu", "tolist", "numpy"}
                     and not node.args
-                    and root_name(receiver(node)) in on_device  # type: ignore[arg-type]
+                    and root_name(receiver(node)) in on_device
                 ):
                     yield Report(node)
 
@@ -395,7 +395,7 @@ class TensorConditionEveryStep(Rule):
             if ctx.qualname(test.func) in TENSOR_TESTS:
                 return True
             return method_name(test) in {"any", "all"} and (
-                is_loss_value(receiver(test), losses)  # type: ignore[arg-type]
+                is_loss_value(receiver(test), losses)
                 or any(
                     isinstance(n, ast.Call) and ctx.qualname(n.func) in TENSOR_TESTS
                     for n in ast.walk(test)

@@ -66,7 +66,7 @@ def _numpy_array(ctx: Context, node: ast.AST, depth: int = 0) -> bool:
     if isinstance(node, ast.Subscript):
         return isinstance(node.slice, ast.Slice) and _numpy_array(ctx, node.value, depth + 1)
     if isinstance(node, ast.Name):
-        values = ctx.assignments.get(node.id)
+        values = ctx.assignments.get(node.id, [])
         return bool(values) and all(_numpy_array(ctx, v, depth + 1) for v in values)
     if not isinstance(node, ast.Call | ast.Attribute):
         return False
@@ -75,7 +75,7 @@ def _numpy_array(ctx: Context, node: ast.AST, depth: int = 0) -> bool:
     root = root_name(node)
     if root is None or not (_is_numpy_root(ctx, root) or _numpy_object(ctx, root, depth)):
         return False
-    chain = node
+    chain: ast.expr = node
     while isinstance(chain, ast.Call | ast.Attribute | ast.Subscript):
         if isinstance(chain, ast.Call):
             name = method_name(chain) or (
@@ -98,7 +98,7 @@ def _numpy_array(ctx: Context, node: ast.AST, depth: int = 0) -> bool:
 
 def _numpy_object(ctx: Context, name: str, depth: int) -> bool:
     """Whether ``name`` is only ever assigned NumPy objects (``rng = np.random.default_rng()``)."""
-    values = ctx.assignments.get(name)
+    values = ctx.assignments.get(name, [])
     return bool(values) and all(
         (r := root_name(v)) is not None
         and (_is_numpy_root(ctx, r) or (depth < 3 and _numpy_object(ctx, r, depth + 1)))

@@ -104,7 +104,7 @@ class TimingWithoutSync(Rule):
         ):
             return
         stops = [
-            parent
+            (parent, parent.right.id)
             for c in clocks
             if isinstance(parent := ctx.parent(c), ast.BinOp)
             and isinstance(parent.op, ast.Sub)
@@ -125,8 +125,8 @@ class TimingWithoutSync(Rule):
                 continue
             i = block.index(assign)
             later = {id(stmt): j for j, stmt in enumerate(block) if j > i}
-            for stop in stops:
-                if stop.right.id != name:  # type: ignore[union-attr]
+            for stop, stopped in stops:
+                if stopped != name:
                     continue
                 j = next((later[id(a)] for a in ctx.ancestors(stop) if id(a) in later), None)
                 if j is not None and self._timed_gpu_work(ctx, block[i + 1 : j + 1]):
