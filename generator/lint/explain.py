@@ -66,7 +66,7 @@ def _tip_text(tip_id: str, lang: str) -> tuple[str, str]:
         from generator.records.render import plain_text
 
         tip = get_tip(tip_id)
-    except Exception:  # noqa: BLE001 - the explanation still stands without the record
+    except Exception:  # the explanation still stands without the record
         return tip_id, ""
     return plain_text(tip.title.get(lang)), " ".join(tip.summary.get(lang).split())
 
