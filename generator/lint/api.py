@@ -95,7 +95,7 @@ def possible_rules(
 
 
 def run(
-    paths: Iterable[str | Path],
+    paths: str | Path | Iterable[str | Path],
     *,
     select: str | Sequence[str] | None = None,
     ignore: str | Sequence[str] | None = None,
@@ -106,7 +106,8 @@ def run(
     config: str | Path | None = None,
     isolated: bool = False,
 ) -> LintRun:
-    """Check the files under ``paths`` as ``python -m generator lint`` does.
+    """Check the files under ``paths`` (one path, or several) as ``python -m generator lint``
+    does.
 
     ``select``/``ignore``: rule codes or prefixes (comma-separated text or a list), which
     replace the configured ``select`` and add to the configured ``ignore``; ``config``: the
@@ -119,7 +120,7 @@ def run(
         LintUsageError: a path that does not exist, or an unknown rule code.
         LintConfigError: a configuration that cannot be used.
     """
-    paths = list(paths)
+    paths = [paths] if isinstance(paths, str | Path) else list(paths)
 
     def lint() -> LintResult:
         return lint_paths(paths, select, ignore, lang, config, isolated)

@@ -120,7 +120,7 @@ def test_run_fixes_the_files_and_lints_them_again(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     report.write(shown, "text", out, err)
     assert out.getvalue() == shown.diff_text() and err.getvalue() == report.would_fix(shown)
-    fixed = api.run([tmp_path], fix=True)
+    fixed = api.run(str(tmp_path), fix=True)  # one path, as a string or a Path
     assert path.read_text(encoding="utf-8") == SAFE
     assert fixed.fixed == 1 and fixed.result.sources[str(path)] == SAFE
     assert {f.rule for f in fixed.result.findings} == {"PTT011", "PTT012"}
