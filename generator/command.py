@@ -90,12 +90,15 @@ def print_line(text: str = "") -> None:
 
 
 def relative(path: object) -> str:
-    """``path`` relative to the repository root where it lies inside it, else as given."""
+    """``path`` relative to the repository root where it lies inside it, else as given: how
+    every message names a file. A relative ``path`` is taken from the working folder; symbolic
+    links are not followed, so a file is named as the user reached it."""
+    import os
     from pathlib import Path
 
     from generator import paths
 
-    try:
-        return str(Path(str(path)).relative_to(paths.ROOT))
-    except ValueError:
-        return str(path)
+    absolute = Path(os.path.abspath(str(path)))
+    if absolute.is_relative_to(paths.ROOT):
+        return str(absolute.relative_to(paths.ROOT))
+    return str(path)
