@@ -1,5 +1,6 @@
-"""One subcommand of ``python -m generator``: what each capability's ``cli`` module offers,
-and `generator.cli` assembles in a fixed order."""
+"""One subcommand of ``python -m generator``: what each capability's ``cli`` module offers
+(its ``COMMANDS``) and `generator.cli` assembles, in the order of its ``CAPABILITIES``; the
+argparse types and the output helpers the commands share."""
 
 from __future__ import annotations
 
@@ -38,6 +39,17 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     ),
     "bench": ("torch", "tqdm"),
 }
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def install_hint(extra: str) -> str:

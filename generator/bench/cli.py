@@ -6,9 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from generator.command import CHECKOUT, Command, print_line, relative
+from generator.command import CHECKOUT, Command, positive_int, print_line, relative
 from generator.errors import NotFound, UserError
-from generator.records.cli import positive_int
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
