@@ -39,7 +39,7 @@ def gpu_driver(index: int = 0) -> str | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the old `pynvml` package warns on import
-            import pynvml  # type: ignore[import-not-found]  # optional: nvidia-ml-py
+            import pynvml  # optional: nvidia-ml-py
 
         pynvml.nvmlInit()
         try:

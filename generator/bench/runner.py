@@ -260,7 +260,8 @@ def add_memory(
 
 def benchmarkable(tips: Iterable[Tip], device: str) -> tuple[list[Tip], list[Tip]]:
     """Split tips with a bench section into (measured on ``device``, not measurable there)."""
-    measured, skipped = [], []
+    measured: list[Tip] = []
+    skipped: list[Tip] = []
     for tip in tips:
         if tip.bench is None:
             continue
@@ -308,10 +309,10 @@ def run(
     def snapshot() -> ResultsFile:
         return ResultsFile(
             schema_version=SCHEMA_VERSION,
-            device=device,  # type: ignore[arg-type]
+            device=device,
             environment=env,
             settings=settings(plan),
-            results={k: dict(v) for k, v in results.items()},  # type: ignore[misc]
+            results={k: dict(v) for k, v in results.items()},
         )
 
     entries = {tip.id: size_entries(tip, device) for tip in tips}
