@@ -1,15 +1,18 @@
 """The words and number formats of the benchmark views: durations, bytes, ratios with their
 interval, the machine a result was measured on, the regime and size labels. The texts come
-from ``generator/templates/site/ui.yaml`` (passed in as ``L``).
+from ``generator/templates/site/ui.yaml`` (passed in as ``L``). Also the lines
+``python -m generator bench`` prints (`result_lines` and the others at the end).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from generator.bench.chart import fmt_ratio
-from generator.bench.results import Environment
+from generator.bench.results import Environment, ResultsFile, TipResult
 from generator.bench.stats import TOLERANCE
+from generator.command import relative
 from generator.records.schema import Tip
 
 #: The relative difference never called significant, as the method text shows it.
@@ -133,3 +136,51 @@ def device_label(name: str, regime: str, L: Mapping[str, str]) -> str:  # noqa: 
     """``CUDA`` or, for one of several regimes, ``CUDA, compute-bound``."""
     label = regime_label(regime, L)
     return L["device_regime"].format(device=name, regime=label) if label else name
+
+
+# --- the lines of ``python -m generator bench`` --------------------------------------------
+
+
+def skip_line(tip: Tip, device: str) -> str:
+    """A tip not measurable on ``device``, with the first line of the reason."""
+    assert tip.bench is not None and tip.bench.not_measurable is not None
+    reason = tip.bench.not_measurable.reason.en.splitlines()[0]
+    return f"skip {tip.id}: not measurable on {device}: {reason}"
+
+
+def _result_line(name: str, width: int, res: TipResult) -> str:
+    if res.error:
+        return f"{name:<{width}}  FAILED: {res.error}"
+    assert res.time is not None
+    t = res.time
+    line = (
+        f"{name:<{width}}  {t.before.median_s * 1e3:9.3f} ms -> "
+        f"{t.after.median_s * 1e3:9.3f} ms  x{t.ratio:.2f} ({t.low:.2f}-{t.high:.2f})"
+        f"  {t.verdict}"
+    )
+    if res.memory is not None:
+        m = res.memory
+        line += f"  | {m.before_bytes} -> {m.after_bytes} bytes {m.verdict}"
+    return line
+
+
+def result_lines(run: ResultsFile) -> list[str]:
+    """One line per tip and regime of ``run``: the medians before and after, the ratio with
+    its interval and the verdict (and the bytes), or why it failed; names in one column."""
+    rows = [
+        (tip_id if regime == "default" else f"{tip_id} ({regime})", res)
+        for tip_id in run.results
+        for regime, res in run.regimes(tip_id)
+    ]
+    width = max((len(name) for name, _ in rows), default=0)
+    return [_result_line(name, width, res) for name, res in rows]
+
+
+def interrupted_line(out: Path, kept: int) -> str:
+    """What an interrupted run left in ``out``."""
+    return f"interrupted: {relative(out)} keeps the {kept} tip(s) measured so far"
+
+
+def wrote_line(out: Path, tips: int, elapsed_s: float) -> str:
+    """The last line of a finished run."""
+    return f"\nwrote {relative(out)}: {tips} tip(s) measured in {elapsed_s:.0f} s."
