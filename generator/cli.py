@@ -10,8 +10,9 @@ Each capability's ``cli`` module defines its own commands, in its ``COMMANDS`` i
 ``--help`` (`generator.command.Command`); `CAPABILITIES` lists those modules in order. A new
 command is one entry in its capability's ``COMMANDS``; a new capability, one line in
 `CAPABILITIES`. The commands that span capabilities live here, in `COMMANDS`, and come first:
-``validate`` and ``search`` (the records and the lint rules) and ``snippets`` and ``check`` (the
-records' generated files and the composer's).
+``validate`` (the records against the lint rules and the composer's template blocks),
+``search`` (the records and the lint rules), ``snippets`` and ``check`` (the records'
+generated files and the composer's).
 """
 
 from __future__ import annotations
@@ -48,11 +49,12 @@ CAPABILITIES: tuple[ModuleType, ...] = (records, site, bench, compose, lint)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from generator.compose.tips import block_problems
     from generator.lint.tips import rule_code_problems
     from generator.records.load import validate
 
     targets = [Path(p) for p in args.paths] or None
-    tips, problems = validate(targets, cross_checks=[rule_code_problems])
+    tips, problems = validate(targets, cross_checks=[rule_code_problems, block_problems])
     if problems:
         raise InvalidRecords(problems)
     print_line(f"{len(tips)} record(s) valid.")

@@ -25,6 +25,7 @@ from mkdocs.structure.pages import Page
 
 from generator import paths
 from generator.compose.script import expand_placeholders, read_tips_by_feature, tips_by_feature
+from generator.compose.tips import block_problems
 from generator.errors import InvalidRecords, UserError
 from generator.lint.tips import rule_code_problems
 from generator.records import cjk, ui
@@ -143,7 +144,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     except UserError as err:
         raise PluginError(str(err)) from None
     try:
-        tips = load_tips(cross_checks=[rule_code_problems])
+        tips = load_tips(cross_checks=[rule_code_problems, block_problems])
     except InvalidRecords as err:
         for problem in err.problems:
             log.error("%s", problem)
