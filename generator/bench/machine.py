@@ -47,7 +47,7 @@ def gpu_driver(index: int = 0) -> str | None:
         finally:
             pynvml.nvmlShutdown()
         return version.decode() if isinstance(version, bytes) else str(version)
-    except Exception:  # noqa: BLE001 - not installed, no NVML library, no permission
+    except Exception:  # not installed, no NVML library, no permission
         pass
     smi = shutil.which("nvidia-smi")
     if smi is None:

@@ -239,7 +239,7 @@ def measure_tip(
             result = result.model_copy(
                 update={"time": measure_time(tip, device, plan, num_threads, tick, size)}
             )
-    except Exception as err:  # noqa: BLE001 - any error in bench code is a result to report
+    except Exception as err:  # any error in bench code is a result to report
         return result.model_copy(update={"error": _error(err)})
     return add_memory(tip, device, result, size) if memory else result
 
@@ -254,7 +254,7 @@ def add_memory(
     try:
         with restored_torch_state():
             return result.model_copy(update={"memory": measure_memory(tip, device, size)})
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         return result.model_copy(update={"error": _error(err)})
 
 

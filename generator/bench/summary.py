@@ -276,7 +276,7 @@ class ComposeView:
 
 def compose_overhead(
     lang: str,
-    L: Mapping[str, str],  # noqa: N803
+    L: Mapping[str, str],
     path: Path = COMPOSE_OVERHEAD,
 ) -> ComposeView | None:
     """The composer benchmark (``benchmarks/compose_overhead.py``), or ``None`` when that

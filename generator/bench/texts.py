@@ -19,7 +19,7 @@ from generator.records.schema import Tip
 TOLERANCE_TEXT = f"{TOLERANCE:.0%}"
 
 
-def device_name(device: str, L: Mapping[str, str]) -> str:  # noqa: N803
+def device_name(device: str, L: Mapping[str, str]) -> str:
     """The name a results device (``cpu``, ``cuda``) is shown under."""
     return L["device_name_" + device]
 
@@ -48,7 +48,7 @@ def cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def env_text(env: Environment, device: str, L: Mapping[str, str]) -> str:  # noqa: N803
+def env_text(env: Environment, device: str, L: Mapping[str, str]) -> str:
     """Where a results file was measured, in one line (on CUDA: the GPU, its compute
     capability, memory and driver, the CUDA and torch versions)."""
     if device == "cuda":
@@ -78,7 +78,7 @@ def env_text(env: Environment, device: str, L: Mapping[str, str]) -> str:  # noq
     )
 
 
-def time_text(ratio: float, low: float, high: float, verdict: str, L: Mapping[str, str]) -> str:  # noqa: N803
+def time_text(ratio: float, low: float, high: float, verdict: str, L: Mapping[str, str]) -> str:
     """``1.84× faster (1.69–1.98)``; a slow-down is shown as its own factor, above 1."""
     if verdict == "faster":
         return L["bench_faster"].format(
@@ -95,7 +95,7 @@ def time_text(ratio: float, low: float, high: float, verdict: str, L: Mapping[st
     return L["bench_same"].format(low=fmt_ratio(low), high=fmt_ratio(high))
 
 
-def memory_text(ratio: float | None, verdict: str, what: str, L: Mapping[str, str]) -> str:  # noqa: N803
+def memory_text(ratio: float | None, verdict: str, what: str, L: Mapping[str, str]) -> str:
     """``2.00× less memory (what the bytes are)``."""
     if verdict == "less-memory":
         if ratio is None:
@@ -111,7 +111,7 @@ def slower_by_design(tip: Tip, verdict: str) -> bool:
     return tip.bench is not None and tip.bench.kind == "memory" and verdict == "slower"
 
 
-def spread(median: float, q1: float, q3: float, L: Mapping[str, str]) -> str:  # noqa: N803
+def spread(median: float, q1: float, q3: float, L: Mapping[str, str]) -> str:
     return L["bench_spread"].format(
         median=fmt_seconds(median), q1=fmt_seconds(q1), q3=fmt_seconds(q3)
     )
@@ -127,12 +127,12 @@ def fmt_sizes(sizes: Mapping[str, object]) -> str:
     return f"`{cell(text)}`"
 
 
-def regime_label(regime: str, L: Mapping[str, str]) -> str:  # noqa: N803
+def regime_label(regime: str, L: Mapping[str, str]) -> str:
     """``launch-bound`` / ``compute-bound`` in the page's language; empty for ``default``."""
     return "" if regime == "default" else L["regime_" + regime.replace("-", "_")]
 
 
-def device_label(name: str, regime: str, L: Mapping[str, str]) -> str:  # noqa: N803
+def device_label(name: str, regime: str, L: Mapping[str, str]) -> str:
     """``CUDA`` or, for one of several regimes, ``CUDA, compute-bound``."""
     label = regime_label(regime, L)
     return L["device_regime"].format(device=name, regime=label) if label else name

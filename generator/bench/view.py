@@ -77,7 +77,7 @@ def _result_rows(
     device: str,
     name: str,
     env: str,
-    L: Mapping[str, str],  # noqa: N803
+    L: Mapping[str, str],
     lang: str,
 ) -> list[Row]:
     """The rows of one result (one regime); ``name`` labels the device (and regime)."""
@@ -244,7 +244,7 @@ def _bench_code(bench: Bench, L: Mapping[str, str]) -> list[tuple[str, str]]:
 
 def verified(
     tip: Tip, results: Mapping[str, ResultsFile], lang: str, L: Mapping[str, str]
-) -> str | None:  # noqa: N803
+) -> str | None:
     """The "Verified" line near the top of a tip page: per device the tip's code runs on,
     what ran it, from data only.
 

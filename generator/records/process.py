@@ -178,7 +178,7 @@ def _serve_forks() -> None:
                     code = 0
                 except SystemExit as err:
                     code = err.code if isinstance(err.code, int) else (0 if err.code is None else 1)
-                except BaseException:  # noqa: BLE001 - report it as the snippet's failure
+                except BaseException:  # report it as the snippet's failure
                     import traceback
 
                     traceback.print_exc()
@@ -226,11 +226,11 @@ def _execute(request: dict[str, Any]) -> None:
         namespace["workdir"] = Path(namespace["workdir"])
     if request.get("probe"):
         probe_name = filename.removesuffix(".py") + ".probe"
-        exec(compile(request["probe"], probe_name, "exec"), namespace)  # noqa: S102
-    exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - running the snippet is the point
+        exec(compile(request["probe"], probe_name, "exec"), namespace)
+    exec(compile(code, filename, "exec"), namespace)  # running the snippet is the point
     if checks:
         check_name = filename.removesuffix(".py") + ".checks"
-        exec(compile(checks, check_name, "exec"), namespace)  # noqa: S102
+        exec(compile(checks, check_name, "exec"), namespace)
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ def option_helps(lang: str) -> dict[str, str]:
     from generator.compose.flags import plain as plain_help
     from generator.compose.options import MODELS, OPTIONS
 
-    L = ui.labels()[lang]  # noqa: N806
+    L = ui.labels()[lang]
     out = {}
     for option in OPTIONS:
         notes = []
