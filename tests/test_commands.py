@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
-from types import SimpleNamespace
+from types import ModuleType
 
 import pytest
 
@@ -29,9 +29,15 @@ def test_a_command_added_to_a_commands_table_is_offered_and_runs(
 ) -> None:
     """The review's mutation: a new entry in a capability's COMMANDS, and nothing else."""
     ran: list[argparse.Namespace] = []
-    probe = Command(
-        "A probe command.", lambda p: p.add_argument("--n"), lambda a: ran.append(a) or 0
-    )
+
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--n")
+
+    def handler(args: argparse.Namespace) -> int:
+        ran.append(args)
+        return 0
+
+    probe = Command("A probe command.", arguments, handler)
     monkeypatch.setitem(SOURCES[source].COMMANDS, "probe", probe)
     assert re.search(r"^    probe +A probe command\.$", _help(capsys), re.MULTILINE)
     assert cli.main(["probe", "--n", "3"]) == 0
@@ -68,6 +74,7 @@ def test_a_module_left_out_of_the_tuple_is_found(tmp_path, monkeypatch: pytest.M
 
 def test_a_name_defined_twice_is_refused() -> None:
     one = Command("one", lambda p: None, lambda a: 0)
-    twice = SimpleNamespace(COMMANDS={"list": one})
+    twice = ModuleType("twice")
+    vars(twice)["COMMANDS"] = {"list": one}
     with pytest.raises(ValueError, match="'list'"):
-        cli.commands(capabilities=(*cli.CAPABILITIES, twice))  # type: ignore[arg-type]
+        cli.commands(capabilities=(*cli.CAPABILITIES, twice))
