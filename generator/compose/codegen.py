@@ -37,17 +37,38 @@ class OptionFields:
 _SCALARS = {"flag": "bool", "int": "int", "float": "float"}
 
 
-def _annotation(option: Option) -> str:
-    """The field's type: ``bool`` for a flag, the number type, or the literal choices; with
-    ``| None`` where the default is None."""
-    if option.kind == "choice":
-        values = list(option.choices)
-        if option.default is not None and option.default not in values:
-            values.append(option.default)
-        kind = f"Literal[{', '.join(_literal(v) for v in values)}]"
-    else:
-        kind = _SCALARS[option.kind]
-    return kind if option.default is not None else f"{kind} | None"
+#: The formatter's line length (``[tool.ruff]``): a longer field is written as it formats it.
+_WIDTH = 100
+
+
+def _field(option: Option) -> list[str]:
+    """The field's lines: ``name: type = default``, its type ``bool`` for a flag, the number
+    type, or the literal choices, with ``| None`` where the default is None. A line longer
+    than the formatter's is written as ``ruff format`` writes it: one choice a line."""
+    default = _literal(option.default)
+    optional = " | None" if option.default is None else ""
+    if option.kind != "choice":
+        return [f"    {option.name}: {_SCALARS[option.kind]}{optional} = {default}"]
+    values = list(option.choices)
+    if option.default is not None and option.default not in values:
+        values.append(option.default)
+    line = f"    {option.name}: Literal[{', '.join(map(_literal, values))}]{optional} = {default}"
+    if len(line) <= _WIDTH:
+        return [line]
+    if not optional:
+        return [
+            f"    {option.name}: Literal[",
+            *(f"        {_literal(v)}," for v in values),
+            f"    ] = {default}",
+        ]
+    return [
+        f"    {option.name}: (",
+        "        Literal[",
+        *(f"            {_literal(v)}," for v in values),
+        "        ]",
+        "        | None",
+        f"    ) = {default}",
+    ]
 
 
 def _literal(value: object) -> str:
@@ -59,8 +80,7 @@ def fields_module() -> str:
     """The source of ``option_fields.py`` for today's catalog."""
     lines = [_HEADER]
     for option in OPTIONS:
-        lines.append(f"    #: {option.usage()}")
-        lines.append(f"    {option.name}: {_annotation(option)} = {_literal(option.default)}")
+        lines += [f"    #: {option.usage()}", *_field(option)]
     return "\n".join(lines) + "\n"
 
 
