@@ -61,25 +61,31 @@ def read_tips_by_feature(folder: Path | None = None) -> dict[str, list[str]]:
     Args:
         folder: the records' folder (default: ``tips/``).
     """
-    import yaml
-
     from generator import paths
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     out: dict[str, list[str]] = {}
     for path in sorted((folder or paths.TIPS).glob("*.yaml")):
         if path.name.startswith(("_", ".")) or not re.fullmatch(_ID, path.stem):
             continue
-        try:
-            data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
-        feature = data.get("compose") if isinstance(data, dict) else None
+        data = _read(path)
+        feature = data.get("compose")
         if isinstance(feature, str) and feature in COMPOSE_FEATURES:
             block = data.get("compose_block")
             part = block if isinstance(block, str) and block.startswith(f"{feature}.") else None
             _add(out, path.stem, feature, part)
     return out
+
+
+def _read(path: Path) -> dict[object, object]:
+    """The mapping of a YAML file (libyaml's parser when present); empty when it is not one."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 class Citations:

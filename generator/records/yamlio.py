@@ -129,7 +129,7 @@ def _refuse_hostile(text: str) -> None:
     depth = 0
     try:
         for event in yaml.parse(text, Loader=_BaseLoader):
-            line = event.start_mark.line + 1 if event.start_mark else 1
+            line = getattr(event.start_mark, "line", 0) + 1
             if isinstance(event, yaml.AliasEvent):
                 raise YamlProblem(
                     line,

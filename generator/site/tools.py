@@ -100,6 +100,14 @@ def option_helps(lang: str) -> dict[str, str]:
     return out
 
 
+def _flag_tips(
+    features: Sequence[str], cites: Mapping[str, Sequence[str]], titles: Mapping[str, str]
+) -> tuple[tuple[str, str], ...]:
+    """The (id, title) of each tip of ``features``, each once, in their order."""
+    ids = dict.fromkeys(t for f in features for t in cites.get(f, ()))
+    return tuple((t, titles.get(t, t)) for t in ids)
+
+
 def controls(
     cites: Mapping[str, Sequence[str]],
     titles: Mapping[str, str],
@@ -129,8 +137,7 @@ def controls(
         name = _long_name(action)
         if name is None or action.dest in SKIPPED:
             continue
-        ids = dict.fromkeys(t for f in features.get(action.dest, ()) for t in cites.get(f, ()))
-        tips = tuple((t, titles.get(t, t)) for t in ids)
+        tips = _flag_tips(features.get(action.dest, ()), cites, titles)
         control = functools.partial(
             Control, name=name, help=(helps or {}).get(action.dest) or _help(action), tips=tips
         )
