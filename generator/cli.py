@@ -197,16 +197,18 @@ COMMANDS = {
 
 
 def commands(
-    own: Mapping[str, Command] = COMMANDS, capabilities: Sequence[ModuleType] = CAPABILITIES
+    own: Mapping[str, Command] | None = None, capabilities: Sequence[ModuleType] | None = None
 ) -> dict[str, Command]:
-    """Every subcommand, by name, in the order of ``--help``: ``own`` (this module's
-    `COMMANDS`), then each capability's ``COMMANDS`` in order.
+    """Every subcommand, by name, in the order of ``--help``: ``own`` (default: this module's
+    `COMMANDS`), then the ``COMMANDS`` of each of ``capabilities`` (default: `CAPABILITIES`).
 
     Raises:
         ValueError: two of them define the same command.
     """
+    own = COMMANDS if own is None else own
+    modules = CAPABILITIES if capabilities is None else capabilities
     found: dict[str, Command] = {}
-    for source in (own, *(module.COMMANDS for module in capabilities)):
+    for source in (own, *(module.COMMANDS for module in modules)):
         for name, command in source.items():
             if name in found:
                 raise ValueError(f"two capabilities define the command {name!r}")
