@@ -222,7 +222,7 @@ def main() -> int:
         from importlib.metadata import version
 
         lightning_version = version("lightning")
-    except Exception:  # noqa: BLE001 - not installed
+    except Exception:  # not installed
         lightning_version = None
     workload = {"preset": args.preset, **bench.sizes, "lr": args.lr, "gflop_per_sample": gflop}
     result = {

@@ -73,7 +73,7 @@ def cpu_seconds() -> dict[int, float]:
     return below
 
 
-def measure(browser, base: str, site: Path, path: str, output: str, mark: str) -> dict:  # noqa: ANN001
+def measure(browser, base: str, site: Path, path: str, output: str, mark: str) -> dict:
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     finished = []

@@ -4,45 +4,57 @@ to exit codes.
 Exit codes: 0 success, 1 invalid records / stale files / failed run / nothing found,
 2 bad usage or input or a missing extra, 130 interrupted. User errors print one line, never a
 traceback. Commands import torch only when they need it; one that needs an extra the install
-lacks (torch, MkDocs), or a checkout, says so in one line before it starts. Each capability's
-``cli`` module defines its own commands (`generator.command.Command`); ``validate`` and ``search``
-live here, where the records and the lint rules are both known.
+lacks (torch, MkDocs), or a checkout, says so in one line before it starts.
+
+Each capability's ``cli`` module defines its own commands, in its ``COMMANDS`` in the order of
+``--help`` (`generator.command.Command`); `CAPABILITIES` lists those modules in order. A new
+command is one entry in its capability's ``COMMANDS``; a new capability, one line in
+`CAPABILITIES`. The commands that span capabilities live here, in `COMMANDS`, and come first:
+``validate`` (the records against the lint rules and the composer's template blocks),
+``search`` (the records and the lint rules), ``snippets`` and ``check`` (the records'
+generated files and the composer's).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from generator.command import Command, extra_of, install_hint, print_line, unmet
-from generator.errors import InvalidRecords, UserError
-
-#: The order of the commands in ``--help``.
-ORDER = (
-    "validate",
-    "list",
-    "show",
-    "search",
-    "new",
-    "snippets",
-    "check",
-    "build",
-    "serve",
-    "bench",
-    "compose",
-    "lint",
-    "run",
+from generator.bench import cli as bench
+from generator.command import (
+    CHECKOUT,
+    Command,
+    extra_of,
+    install_hint,
+    positive_int,
+    print_line,
+    relative,
+    unmet,
 )
+from generator.compose import cli as compose
+from generator.errors import InvalidRecords, UserError
+from generator.lint import cli as lint
+from generator.records import cli as records
+from generator.site import cli as site
+
+if TYPE_CHECKING:
+    from generator.records.search import Document
+
+#: The capabilities' ``cli`` modules, in the order of ``--help``: each offers its ``COMMANDS``.
+CAPABILITIES: tuple[ModuleType, ...] = (records, site, bench, compose, lint)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from generator.compose.tips import block_problems
     from generator.lint.tips import rule_code_problems
     from generator.records.load import validate
 
     targets = [Path(p) for p in args.paths] or None
-    tips, problems = validate(targets, cross_checks=[rule_code_problems])
+    tips, problems = validate(targets, cross_checks=[rule_code_problems, block_problems])
     if problems:
         raise InvalidRecords(problems)
     print_line(f"{len(tips)} record(s) valid.")
@@ -53,10 +65,9 @@ def _add_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: tips/)")
 
 
-def search_documents(lang: str) -> list[object]:
+def search_documents(lang: str) -> list[Document]:
     """Every page ``python -m generator search`` finds in ``lang``: the records' (tips,
     problems, checklist, tools and guides) and the lint rules'."""
-    from generator.errors import InvalidRecords
     from generator.lint.docs import search_documents as rule_documents
     from generator.records.load import load_tips
     from generator.records.problems import load_entry_points
@@ -73,14 +84,13 @@ def search_documents(lang: str) -> list[object]:
 def cmd_search(args: argparse.Namespace) -> int:
     import json
 
-    from generator.command import print_line
     from generator.errors import NotFound
     from generator.records.search import detect_lang
     from generator.records.search import search_documents as rank
 
     query = " ".join(args.query)
     lang = detect_lang(query) if args.lang == "auto" else args.lang
-    hits = rank(search_documents(lang), query, lang=lang, limit=args.limit)  # type: ignore[arg-type]
+    hits = rank(search_documents(lang), query, lang=lang, limit=args.limit)
     if args.json:
         print_line(json.dumps([h.__dict__ for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1
@@ -98,8 +108,6 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _add_search(p: argparse.ArgumentParser) -> None:
-    from generator.records.cli import positive_int
-
     p.add_argument(
         "query", nargs="+", help="words, API names (no_grad), rule codes or Chinese (显存)"
     )
@@ -113,30 +121,99 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print results as JSON")
 
 
-def commands() -> dict[str, Command]:
-    """Every subcommand, by name, in `ORDER`."""
-    from generator.bench import cli as bench
-    from generator.compose import cli as compose
-    from generator.lint import cli as lint
-    from generator.records import cli as records
-    from generator.site import cli as site
+def generated_files() -> dict[Path, str]:
+    """The generated files beside the records': the composer's typed option fields."""
+    from generator.compose.codegen import generated_files as compose_files
 
-    found = {
-        "validate": Command(
-            "Check tip records against the schema and each other.", _add_validate, cmd_validate
-        ),
-        "search": Command(
-            "Search the tips, problem pages, tools and lint rules, best match first.",
-            _add_search,
-            cmd_search,
-        ),
-        **records.COMMANDS,
-        **site.COMMANDS,
-        **bench.COMMANDS,
-        **compose.COMMANDS,
-        **lint.COMMANDS,
-    }
-    return {name: found[name] for name in ORDER}
+    return compose_files()
+
+
+def cmd_snippets(args: argparse.Namespace) -> int:
+    from generator.records.generated import write_atomic, write_files
+    from generator.records.load import load_tips
+    from generator.records.snippets import snippet_files
+
+    if args.ids:
+        # Only these tips' snippets: handy while writing a tip when other records are mid-edit.
+        from generator import paths
+
+        files = snippet_files(load_tips([paths.TIPS / f"{i}.yaml" for i in args.ids]))
+        for path, content in files.items():
+            write_atomic(path, content)
+            print_line(f"wrote {relative(path)}")
+        return 0
+    touched = write_files(load_tips(), extra=generated_files())
+    for path in touched:
+        print_line(f"wrote {relative(path)}" if path.exists() else f"removed {relative(path)}")
+    print_line(
+        f"{len(touched)} file(s) changed." if touched else "All generated files are up to date."
+    )
+    return 0
+
+
+def _add_snippets(p: argparse.ArgumentParser) -> None:
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these tips' snippets (default: all)")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from generator.records.generated import stale_files
+    from generator.records.load import load_tips
+
+    stale = stale_files(load_tips(), extra=generated_files())
+    for path, why in stale:
+        sys.stderr.write(f"stale: {relative(path)} ({why})\n")
+    if stale:
+        sys.stderr.write(
+            f"{len(stale)} generated file(s) are stale: run `python -m generator snippets`.\n"
+        )
+        return 1
+    print_line("All generated files are up to date.")
+    return 0
+
+
+#: The commands that span capabilities, first in ``--help``.
+COMMANDS = {
+    "validate": Command(
+        "Check tip records against the schema and each other.", _add_validate, cmd_validate
+    ),
+    "search": Command(
+        "Search the tips, problem pages, tools and lint rules, best match first.",
+        _add_search,
+        cmd_search,
+    ),
+    "snippets": Command(
+        "Write the generated files: snippets/, tips/schema.json and the composer's option fields.",
+        _add_snippets,
+        cmd_snippets,
+        needs=(CHECKOUT,),
+    ),
+    "check": Command(
+        "Exit 1 naming each generated file that is stale.",
+        lambda p: None,
+        cmd_check,
+        needs=(CHECKOUT,),
+    ),
+}
+
+
+def commands(
+    own: Mapping[str, Command] | None = None, capabilities: Sequence[ModuleType] | None = None
+) -> dict[str, Command]:
+    """Every subcommand, by name, in the order of ``--help``: ``own`` (default: this module's
+    `COMMANDS`), then the ``COMMANDS`` of each of ``capabilities`` (default: `CAPABILITIES`).
+
+    Raises:
+        ValueError: two of them define the same command.
+    """
+    own = COMMANDS if own is None else own
+    modules = CAPABILITIES if capabilities is None else capabilities
+    found: dict[str, Command] = {}
+    for source in (own, *(module.COMMANDS for module in modules)):
+        for name, command in source.items():
+            if name in found:
+                raise ValueError(f"two capabilities define the command {name!r}")
+            found[name] = command
+    return found
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,5 +1,6 @@
-"""One subcommand of ``python -m generator``: what each capability's ``cli`` module offers,
-and `generator.cli` assembles in a fixed order."""
+"""One subcommand of ``python -m generator``: what each capability's ``cli`` module offers
+(its ``COMMANDS``) and `generator.cli` assembles, in the order of its ``CAPABILITIES``; the
+argparse types and the output helpers the commands share."""
 
 from __future__ import annotations
 
@@ -38,6 +39,17 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     ),
     "bench": ("torch", "tqdm"),
 }
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def install_hint(extra: str) -> str:
@@ -90,12 +102,15 @@ def print_line(text: str = "") -> None:
 
 
 def relative(path: object) -> str:
-    """``path`` relative to the repository root where it lies inside it, else as given."""
+    """``path`` relative to the repository root where it lies inside it, else as given: how
+    every message names a file. A relative ``path`` is taken from the working folder; symbolic
+    links are not followed, so a file is named as the user reached it."""
+    import os
     from pathlib import Path
 
     from generator import paths
 
-    try:
-        return str(Path(str(path)).relative_to(paths.ROOT))
-    except ValueError:
-        return str(path)
+    absolute = Path(os.path.abspath(str(path)))
+    if absolute.is_relative_to(paths.ROOT):
+        return str(absolute.relative_to(paths.ROOT))
+    return str(path)

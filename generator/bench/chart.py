@@ -114,6 +114,27 @@ def domain(bars: Sequence[Bar]) -> tuple[int, int]:
     return min(lo, -1), max(hi, 1)
 
 
+@dataclass(frozen=True)
+class _Axis:
+    """The chart's log axis, from ``2**lo`` to ``2**hi``."""
+
+    lo: int
+    hi: int
+
+    @property
+    def span(self) -> int:
+        return self.hi - self.lo
+
+    def pct(self, value: float) -> float:
+        """Where ``value`` lies on the axis, in percent of its width (clamped to the axis)."""
+        exp = math.log2(value) if value > 0 else -math.inf
+        return 100 * (min(max(exp, self.lo), self.hi) - self.lo) / self.span
+
+    def cuts(self, value: float) -> bool:
+        """Whether ``value`` lies beyond the axis (drawn to its edge with a break mark)."""
+        return not math.isfinite(value) or not (2.0**self.lo <= value <= 2.0**self.hi)
+
+
 def bar_chart(
     bars: Sequence[Bar],
     title: str,
@@ -130,71 +151,75 @@ def bar_chart(
         legend: the texts of the legend by key (`LEGEND_KEYS`); the ``cut`` and ``unsure``
             entries are shown only when some bar is cut or unsure. ``None``: no legend.
     """
-    lo, hi = domain(bars)
-    span = hi - lo
-
-    def pct(value: float) -> float:
-        exp = math.log2(value) if value > 0 else -math.inf
-        return 100 * (min(max(exp, lo), hi) - lo) / span
-
-    one = pct(1.0)
-    rows: list[str] = []
-    any_cut = False
-    for bar in bars:
-        k = kind(bar.verdict)
-        finite = math.isfinite(bar.value)
-        v = pct(bar.value) if finite else 100.0
-        left, width = min(one, v), max(abs(v - one), 0.4)
-        cut = not finite or not (2.0**lo <= bar.value <= 2.0**hi)
-        any_cut = any_cut or cut
-        label = inline_html(bar.label)
-        if bar.href:
-            label = f'<a href="{escape(bar.href)}">{label}</a>'
-        if bar.note:
-            label += f'<span class="bench-note">{inline_html(bar.note)}</span>'
-        shown = bar.value_text or value_label(bar.value)
-        tooltip = f"{plain_text(bar.label)}: {shown}"
-        parts = [
-            f'<span class="bench-one" style="left:{one:.2f}%"></span>',
-            f'<span class="bench-bar" style="left:{left:.2f}%;width:{width:.2f}%"></span>',
-        ]
-        if finite and bar.high > bar.low:
-            tooltip += f" ({value_label(bar.low)}–{value_label(bar.high)})"
-            w0, w1 = pct(bar.low), pct(bar.high)
-            parts.append(
-                f'<span class="bench-whisker" style="left:{w0:.2f}%;width:{w1 - w0:.2f}%"></span>'
-            )
-        if cut:
-            edge = "right" if bar.value > 1 else "left"
-            parts.append(f'<span class="bench-cut bench-cut--{edge}"></span>')
-        rows.append(
-            f'<li class="bench-row bench-row--{k}{" bench-row--cut" if cut else ""}" '
-            f'title="{escape(tooltip)}">'
-            f'<span class="bench-label">{label}</span>'
-            f'<span class="bench-track" aria-hidden="true">{"".join(parts)}</span>'
-            f'<span class="bench-value">{escape(shown)}</span></li>'
-        )
+    scale = _Axis(*domain(bars))
+    rows = "".join(_row(bar, scale) for bar in bars)
     ticks = "".join(
         f'<span class="bench-tick{" bench-tick--minor" if exp % 2 else ""}'
-        f'{" bench-tick--one" if exp == 0 else ""}" style="left:{pct(2.0**exp):.2f}%">'
+        f'{" bench-tick--one" if exp == 0 else ""}" style="left:{scale.pct(2.0**exp):.2f}%">'
         f"{escape(_tick_label(exp))}</span>"
-        for exp in range(lo, hi + 1)
+        for exp in range(scale.lo, scale.hi + 1)
     )
-    keys = ""
-    if legend:
-        keys = "".join(
-            f'<li class="bench-key bench-key--{key}">{escape(legend[key])}</li>'
-            for key in LEGEND_KEYS
-            if key in legend
-            and (key != "cut" or any_cut)
-            and (key != "unsure" or any(kind(b.verdict) == "unsure" for b in bars))
-        )
-        keys = f'<ul class="bench-legend">{keys}</ul>'
+    keys = _legend(legend, bars, any(scale.cuts(bar.value) for bar in bars)) if legend else ""
     return (
-        f'<figure class="bench-chart{" bench-chart--dense" if span > DENSE else ""}" '
-        f'style="--bench-steps:{span}">'
+        f'<figure class="bench-chart{" bench-chart--dense" if scale.span > DENSE else ""}" '
+        f'style="--bench-steps:{scale.span}">'
         f"<figcaption>{escape(title)}</figcaption>{keys}"
-        f'<ol class="bench-rows">{"".join(rows)}</ol>'
+        f'<ol class="bench-rows">{rows}</ol>'
         f'<div class="bench-axis" aria-hidden="true"><span class="bench-ticks">{ticks}</span></div>'
         f'<p class="bench-axis-label">{escape(axis)}</p></figure>'
     )
+
+
+def _label(bar: Bar) -> str:
+    """A bar's label as HTML: linked to its tip, with its note under it."""
+    label = inline_html(bar.label)
+    if bar.href:
+        label = f'<a href="{escape(bar.href)}">{label}</a>'
+    if bar.note:
+        label += f'<span class="bench-note">{inline_html(bar.note)}</span>'
+    return label
+
+
+def _row(bar: Bar, scale: _Axis) -> str:
+    """One ``<li>`` of the chart: the label, the bar from 1 to its ratio, its interval's
+    whisker, a break mark where it is cut, and the value."""
+    one = scale.pct(1.0)
+    finite = math.isfinite(bar.value)
+    v = scale.pct(bar.value) if finite else 100.0
+    left, width = min(one, v), max(abs(v - one), 0.4)
+    cut = scale.cuts(bar.value)
+    shown = bar.value_text or value_label(bar.value)
+    tooltip = f"{plain_text(bar.label)}: {shown}"
+    parts = [
+        f'<span class="bench-one" style="left:{one:.2f}%"></span>',
+        f'<span class="bench-bar" style="left:{left:.2f}%;width:{width:.2f}%"></span>',
+    ]
+    if finite and bar.high > bar.low:
+        tooltip += f" ({value_label(bar.low)}–{value_label(bar.high)})"
+        w0, w1 = scale.pct(bar.low), scale.pct(bar.high)
+        parts.append(
+            f'<span class="bench-whisker" style="left:{w0:.2f}%;width:{w1 - w0:.2f}%"></span>'
+        )
+    if cut:
+        edge = "right" if bar.value > 1 else "left"
+        parts.append(f'<span class="bench-cut bench-cut--{edge}"></span>')
+    return (
+        f'<li class="bench-row bench-row--{kind(bar.verdict)}{" bench-row--cut" if cut else ""}" '
+        f'title="{escape(tooltip)}">'
+        f'<span class="bench-label">{_label(bar)}</span>'
+        f'<span class="bench-track" aria-hidden="true">{"".join(parts)}</span>'
+        f'<span class="bench-value">{escape(shown)}</span></li>'
+    )
+
+
+def _legend(legend: Mapping[str, str], bars: Sequence[Bar], any_cut: bool) -> str:
+    """The legend: an entry per key of ``legend`` in `LEGEND_KEYS` order; ``cut`` only when
+    some bar is cut, ``unsure`` only when some bar is unsure."""
+    unsure = any(kind(b.verdict) == "unsure" for b in bars)
+    shown = {"cut": any_cut, "unsure": unsure}
+    keys = "".join(
+        f'<li class="bench-key bench-key--{key}">{escape(legend[key])}</li>'
+        for key in LEGEND_KEYS
+        if key in legend and shown.get(key, True)
+    )
+    return f'<ul class="bench-legend">{keys}</ul>'

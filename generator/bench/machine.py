@@ -39,7 +39,7 @@ def gpu_driver(index: int = 0) -> str | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the old `pynvml` package warns on import
-            import pynvml  # type: ignore[import-not-found]  # optional: nvidia-ml-py
+            import pynvml  # optional: nvidia-ml-py
 
         pynvml.nvmlInit()
         try:
@@ -47,7 +47,7 @@ def gpu_driver(index: int = 0) -> str | None:
         finally:
             pynvml.nvmlShutdown()
         return version.decode() if isinstance(version, bytes) else str(version)
-    except Exception:  # noqa: BLE001 - not installed, no NVML library, no permission
+    except Exception:  # not installed, no NVML library, no permission
         pass
     smi = shutil.which("nvidia-smi")
     if smi is None:

@@ -22,7 +22,7 @@ NAMESPACE_MODULE = "pytorch_tips_bench"
 
 
 @contextmanager
-def restored_torch_state():  # noqa: ANN202
+def restored_torch_state() -> Iterator[None]:
     """Undo global switches a tip's bench code may flip, so the next tip starts clean."""
     import torch
 

@@ -239,7 +239,7 @@ def measure_tip(
             result = result.model_copy(
                 update={"time": measure_time(tip, device, plan, num_threads, tick, size)}
             )
-    except Exception as err:  # noqa: BLE001 - any error in bench code is a result to report
+    except Exception as err:  # any error in bench code is a result to report
         return result.model_copy(update={"error": _error(err)})
     return add_memory(tip, device, result, size) if memory else result
 
@@ -254,13 +254,14 @@ def add_memory(
     try:
         with restored_torch_state():
             return result.model_copy(update={"memory": measure_memory(tip, device, size)})
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         return result.model_copy(update={"error": _error(err)})
 
 
 def benchmarkable(tips: Iterable[Tip], device: str) -> tuple[list[Tip], list[Tip]]:
     """Split tips with a bench section into (measured on ``device``, not measurable there)."""
-    measured, skipped = [], []
+    measured: list[Tip] = []
+    skipped: list[Tip] = []
     for tip in tips:
         if tip.bench is None:
             continue
@@ -308,10 +309,10 @@ def run(
     def snapshot() -> ResultsFile:
         return ResultsFile(
             schema_version=SCHEMA_VERSION,
-            device=device,  # type: ignore[arg-type]
+            device=device,
             environment=env,
             settings=settings(plan),
-            results={k: dict(v) for k, v in results.items()},  # type: ignore[misc]
+            results={k: dict(v) for k, v in results.items()},
         )
 
     entries = {tip.id: size_entries(tip, device) for tip in tips}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from generator import paths
 from generator.bench.chart import GOOD, LEGEND_KEYS, Bar, bar_chart, fmt_ratio
-from generator.bench.results import ResultsFile
+from generator.bench.results import MemoryResult, ResultsFile, Settings, TimeResult, TipResult
 from generator.bench.stats import coverage
 from generator.bench.texts import (
     cell,
@@ -26,6 +26,7 @@ from generator.bench.texts import (
     slower_by_design,
     time_text,
 )
+from generator.records.benchspec import Bench
 from generator.records.schema import Tip
 
 #: The composer benchmark (generated script vs minimal loop), written by
@@ -92,104 +93,175 @@ def device_summary(
     tips: Sequence[Tip],
     file: ResultsFile | None,
     lang: str,
-    L: Mapping[str, str],  # noqa: N803
+    L: Mapping[str, str],
 ) -> DeviceSummary:
     """The summary of one device: chart, tables, claims that did not hold, not measurable."""
-    name = device_name(device, L)
-    out = DeviceSummary(key=device, name=name)
-    for tip in tips:
-        if tip.bench is not None and device not in tip.bench.measured_devices():
-            assert tip.bench.not_measurable is not None
-            out.not_measurable.append((tip, cell(tip.bench.not_measurable.reason.get(lang))))
+    out = DeviceSummary(key=device, name=device_name(device, L))
+    out.not_measurable = _not_measurable(device, tips, lang)
     if file is None:
         return out
     out.env = env_text(file.environment, device, L)
-    s = file.settings
-    out.settings = L["settings_line"].format(
+    out.settings = _settings_line(file.settings, L)
+    rows = _Rows(out, lang, L)
+    for tip in tips:
+        if tip.bench is not None:
+            for regime, res in file.regimes(tip.id or ""):
+                rows.add(tip, regime, res)
+    _charts(out, tips, rows, L)
+    return out
+
+
+def _not_measurable(device: str, tips: Sequence[Tip], lang: str) -> list[tuple[Tip, str]]:
+    """The tips with a bench section not measurable on ``device``, with the reason."""
+    out = []
+    for tip in tips:
+        if tip.bench is not None and device not in tip.bench.measured_devices():
+            assert tip.bench.not_measurable is not None
+            out.append((tip, cell(tip.bench.not_measurable.reason.get(lang))))
+    return out
+
+
+def _settings_line(s: Settings, L: Mapping[str, str]) -> str:
+    """How a results file was measured: replicates, run time, quick, coverage."""
+    return L["settings_line"].format(
         replicates=s.replicates,
         run=f"{s.min_run_time_s:g}",
         quick=L["quick"] if s.quick else "",
         cov=f"{coverage(s.replicates):.0%}",
     )
-    bars, mem_bars = [], []
-    measured = [
-        (t, regime, res)
-        for t in tips
-        if t.bench is not None
-        for regime, res in file.regimes(t.id or "")
-    ]
-    for tip, regime, res in measured:
-        assert tip.bench is not None
-        label = regime_label(regime, L)
-        out.regimes = out.regimes or bool(label)
-        title = tip.title.get(lang)
-        bar_label = L["with_regime"].format(tip=title, regime=label) if label else title
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One result of a tip (one regime), with what its rows and bars share."""
+
+    tip: Tip
+    bench: Bench
+    label: str  # the regime's label; empty for a tip measured in one
+    bar_label: str
+    href: str
+    sizes: str
+    time_result: str  # the time verdict in words; empty without a time result
+
+
+@dataclass
+class _Rows:
+    """Fills a `DeviceSummary`'s tables, one result at a time, and collects the bars of its
+    time and memory charts."""
+
+    out: DeviceSummary
+    lang: str
+    L: Mapping[str, str]
+    bars: list[Bar] = field(default_factory=list)
+    memory_bars: list[Bar] = field(default_factory=list)
+
+    def add(self, tip: Tip, regime: str, res: TipResult) -> None:
+        """The rows (and bars) of ``tip``'s result ``res`` in ``regime``."""
+        label = regime_label(regime, self.L)
+        self.out.regimes = self.out.regimes or bool(label)
         if res.error:
-            out.failed.append((tip, cell(f"{label}: {res.error}" if label else res.error)))
-            continue
-        href = f"../tips/{tip.id}/"
-        sizes = fmt_sizes(res.sizes)
+            self.out.failed.append((tip, cell(f"{label}: {res.error}" if label else res.error)))
+            return
+        entry = self._entry(tip, label, res)
         t = res.time
-        time_result = time_text(t.ratio, t.low, t.high, t.verdict, L) if t else ""
-        if t is not None and tip.bench.kind == "time":
-            reported = "<br>".join(
-                cell(f"{r.figure.get(lang)} ({r.hardware or L['bench_hw_not_stated']})")
-                for r in tip.bench.reported
-            )
-            row = SummaryRow(
-                tip,
-                time_result,
-                fmt_seconds(t.before.median_s),
-                fmt_seconds(t.after.median_s),
-                t.verdict,
-                reported,
-                label,
-                sizes,
-            )
-            out.time_rows.append(row)
-            bars.append(Bar(bar_label, t.ratio, t.low, t.high, t.verdict, href))
-            if t.verdict not in GOOD:
-                out.not_held.append(row)
-        if res.memory is not None and tip.bench.memory is not None:
-            m = res.memory
-            what = cell(tip.bench.memory.what.get(lang))
-            time_cost = time_result if tip.bench.kind == "memory" else ""
-            note = None
-            if t is not None and slower_by_design(tip, t.verdict):
-                out.tradeoffs = True
-                time_cost = L["bench_tradeoff"].format(result=time_result)
-                note = L["chart_tradeoff"].format(ratio=fmt_ratio(1 / t.ratio))
-            row = SummaryRow(
-                tip,
-                memory_text(m.ratio, m.verdict, what, L),
-                fmt_bytes(m.before_bytes),
-                fmt_bytes(m.after_bytes),
-                m.verdict,
-                time_cost,
-                label,
-                sizes,
-            )
-            out.memory_rows.append(row)
-            if m.ratio is not None and m.ratio > 0:
-                mem_bars.append(Bar(bar_label, m.ratio, m.ratio, m.ratio, m.verdict, href, note))
-            elif m.ratio is None and m.verdict == "less-memory":  # the after form keeps none
-                inf = math.inf
-                mem_bars.append(
-                    Bar(bar_label, inf, inf, inf, m.verdict, href, note, L["chart_none_left"])
-                )
-            if tip.bench.kind == "memory" and m.verdict not in GOOD:
-                out.not_held.append(row)
-    bars.sort(key=reading_order(tips, TIME_PROBLEM))
-    mem_bars.sort(key=reading_order(tips, MEMORY_PROBLEM))
+        if t is not None and entry.bench.kind == "time":
+            self._time(entry, t)
+        if res.memory is not None and entry.bench.memory is not None:
+            self._memory(entry, res.memory, t)
+
+    def _entry(self, tip: Tip, label: str, res: TipResult) -> _Entry:
+        assert tip.bench is not None
+        title = tip.title.get(self.lang)
+        t = res.time
+        return _Entry(
+            tip,
+            tip.bench,
+            label,
+            self.L["with_regime"].format(tip=title, regime=label) if label else title,
+            f"../tips/{tip.id}/",
+            fmt_sizes(res.sizes),
+            time_text(t.ratio, t.low, t.high, t.verdict, self.L) if t else "",
+        )
+
+    def _time(self, entry: _Entry, t: TimeResult) -> None:
+        reported = "<br>".join(
+            cell(f"{r.figure.get(self.lang)} ({r.hardware or self.L['bench_hw_not_stated']})")
+            for r in entry.bench.reported
+        )
+        row = SummaryRow(
+            entry.tip,
+            entry.time_result,
+            fmt_seconds(t.before.median_s),
+            fmt_seconds(t.after.median_s),
+            t.verdict,
+            reported,
+            entry.label,
+            entry.sizes,
+        )
+        self.out.time_rows.append(row)
+        self.bars.append(Bar(entry.bar_label, t.ratio, t.low, t.high, t.verdict, entry.href))
+        if t.verdict not in GOOD:
+            self.out.not_held.append(row)
+
+    def _memory(self, entry: _Entry, m: MemoryResult, t: TimeResult | None) -> None:
+        assert entry.bench.memory is not None
+        what = cell(entry.bench.memory.what.get(self.lang))
+        time_cost = entry.time_result if entry.bench.kind == "memory" else ""
+        note = None
+        if t is not None and slower_by_design(entry.tip, t.verdict):
+            self.out.tradeoffs = True
+            time_cost = self.L["bench_tradeoff"].format(result=entry.time_result)
+            note = self.L["chart_tradeoff"].format(ratio=fmt_ratio(1 / t.ratio))
+        row = SummaryRow(
+            entry.tip,
+            memory_text(m.ratio, m.verdict, what, self.L),
+            fmt_bytes(m.before_bytes),
+            fmt_bytes(m.after_bytes),
+            m.verdict,
+            time_cost,
+            entry.label,
+            entry.sizes,
+        )
+        self.out.memory_rows.append(row)
+        bar = _memory_bar(entry, m, note, self.L)
+        if bar is not None:
+            self.memory_bars.append(bar)
+        if entry.bench.kind == "memory" and m.verdict not in GOOD:
+            self.out.not_held.append(row)
+
+
+def _memory_bar(
+    entry: _Entry, m: MemoryResult, note: str | None, L: Mapping[str, str]
+) -> Bar | None:
+    """The memory chart's bar of a result: its ratio, or cut at the edge when the after form
+    keeps no memory at all; none for a ratio that cannot be drawn."""
+    if m.ratio is not None and m.ratio > 0:
+        return Bar(entry.bar_label, m.ratio, m.ratio, m.ratio, m.verdict, entry.href, note)
+    if m.ratio is None and m.verdict == "less-memory":
+        inf = math.inf
+        return Bar(
+            entry.bar_label, inf, inf, inf, m.verdict, entry.href, note, L["chart_none_left"]
+        )
+    return None
+
+
+def _charts(out: DeviceSummary, tips: Sequence[Tip], rows: _Rows, L: Mapping[str, str]) -> None:
+    """The time and the memory chart of ``out``, each bar in its problem's reading order."""
+    bars = sorted(rows.bars, key=reading_order(tips, TIME_PROBLEM))
+    memory_bars = sorted(rows.memory_bars, key=reading_order(tips, MEMORY_PROBLEM))
     if bars:
         legend = {k: L["legend_time_" + k] for k in LEGEND_KEYS}
-        out.chart = bar_chart(bars, L["chart_title"].format(device=name), L["chart_axis"], legend)
-    if mem_bars:
+        out.chart = bar_chart(
+            bars, L["chart_title"].format(device=out.name), L["chart_axis"], legend
+        )
+    if memory_bars:
         legend = {k: L["legend_memory_" + k] for k in LEGEND_KEYS if k != "unsure"}
         out.memory_chart = bar_chart(
-            mem_bars, L["memory_chart_title"].format(device=name), L["memory_chart_axis"], legend
+            memory_bars,
+            L["memory_chart_title"].format(device=out.name),
+            L["memory_chart_axis"],
+            legend,
         )
-    return out
 
 
 @dataclass
@@ -204,7 +276,7 @@ class ComposeView:
 
 def compose_overhead(
     lang: str,
-    L: Mapping[str, str],  # noqa: N803
+    L: Mapping[str, str],
     path: Path = COMPOSE_OVERHEAD,
 ) -> ComposeView | None:
     """The composer benchmark (``benchmarks/compose_overhead.py``), or ``None`` when that

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from generator.bench.chart import BAD, GOOD, UNSURE
 from generator.bench.results import ResultsFile, TipResult, code_hash
@@ -29,14 +28,10 @@ from generator.bench.texts import (
     spread,
     time_text,
 )
+from generator.records.benchspec import Bench
+from generator.records.fields import Source
 from generator.records.schema import Tip
-from generator.records.taxonomy import DEVICES
-
-# --- number formats ------------------------------------------------------------------------
-
-
-# --- texts ---------------------------------------------------------------------------------
-
+from generator.records.taxonomy import DEVICES, Label
 
 # --- tip page ------------------------------------------------------------------------------
 
@@ -82,7 +77,7 @@ def _result_rows(
     device: str,
     name: str,
     env: str,
-    L: Mapping[str, str],  # noqa: N803
+    L: Mapping[str, str],
     lang: str,
 ) -> list[Row]:
     """The rows of one result (one regime); ``name`` labels the device (and regime)."""
@@ -124,7 +119,7 @@ def _result_rows(
     return rows
 
 
-def _source_md(source: Any, seeds: Mapping[str, Any], lang: str) -> str:
+def _source_md(source: Source, seeds: Mapping[str, Label], lang: str) -> str:
     if source.seed:
         return seeds[source.seed].get(lang)
     return f"[{source.title}]({source.url})"
@@ -134,8 +129,8 @@ def tip_view(
     tip: Tip,
     results: Mapping[str, ResultsFile],
     lang: str,
-    L: Mapping[str, str],  # noqa: N803
-    seeds: Mapping[str, str],
+    L: Mapping[str, str],
+    seeds: Mapping[str, Label],
 ) -> TipView | None:
     """The "Measured" section of ``tip``; ``None`` when the tip makes no speed/memory claim."""
     bench = tip.bench
@@ -143,56 +138,10 @@ def tip_view(
         if not {"speed", "memory"} & set(tip.impact):
             return None
         return TipView(rows=[], message=L["bench_no_bench"])
-    rows: list[Row] = []
-    notes: list[Note] = []
-    regimes = False
+    view = TipView(rows=[])
     for device in ("cpu", "cuda"):
-        name = device_name(device, L)
-        if device not in bench.measured_devices():
-            assert bench.not_measurable is not None
-            reason = cell(bench.not_measurable.reason.get(lang))
-            text = L["bench_not_measurable"].format(device=name, reason=reason)
-            rows.append(Row(name, text))
-            continue
-        file = results.get(device)
-        measured = file.regimes(tip.id or "") if file else []
-        if file is None or not measured:
-            rows.append(Row(name, L["bench_not_yet"].format(device=name)))
-            continue
-        env = env_text(file.environment, device, L)
-        for regime, res in measured:
-            label = device_label(name, regime, L)
-            regimes = regimes or regime != "default"
-            device_rows = _result_rows(tip, res, device, label, env, L, lang)
-            rows += device_rows
-            if not device_rows or device_rows[0].verdict is None:
-                continue
-            verdict, result = device_rows[0].verdict, device_rows[0].result
-            if verdict in BAD:
-                notes.append(
-                    Note(
-                        "warning",
-                        L["bench_worse_title"].format(device=label),
-                        L["bench_worse_body"].format(env=env, result=result),
-                    )
-                )
-            elif verdict in UNSURE:
-                notes.append(
-                    Note(
-                        "info",
-                        L["bench_unsure_title"].format(device=label),
-                        L["bench_unsure_body"].format(env=env, result=result),
-                    )
-                )
-            elif verdict not in GOOD:
-                notes.append(
-                    Note(
-                        "info",
-                        L["bench_same_title"].format(device=label),
-                        L["bench_same_body"].format(env=env, result=result),
-                    )
-                )
-    reported = [
+        _add_device(view, tip, bench, device, results.get(device), lang, L)
+    view.reported = [
         L["reported_line"].format(
             figure=r.figure.get(lang),
             hardware=r.hardware or L["bench_hw_not_stated"],
@@ -200,23 +149,102 @@ def tip_view(
         )
         for r in bench.reported
     ]
+    view.workload = bench.workload.get(lang) if bench.workload else None
+    view.code = _bench_code(bench, L)
+    return view
+
+
+def _add_device(
+    view: TipView,
+    tip: Tip,
+    bench: Bench,
+    device: str,
+    file: ResultsFile | None,
+    lang: str,
+    L: Mapping[str, str],
+) -> None:
+    """The rows of ``device`` (one per regime and kind of result, or why there is none), and
+    a note under the table for a claim that did not hold there."""
+    name = device_name(device, L)
+    measurable = device in bench.measured_devices()
+    measured = file.regimes(tip.id or "") if file is not None and measurable else []
+    if file is None or not measured:
+        view.rows.append(Row(name, _no_result(bench, measurable, name, lang, L)))
+        return
+    env = env_text(file.environment, device, L)
+    for regime, res in measured:
+        view.regimes = view.regimes or regime != "default"
+        _add_result(view, tip, res, device, device_label(name, regime, L), env, lang, L)
+
+
+def _add_result(
+    view: TipView,
+    tip: Tip,
+    res: TipResult,
+    device: str,
+    label: str,
+    env: str,
+    lang: str,
+    L: Mapping[str, str],
+) -> None:
+    """The rows of one result (one regime), and the note its first row calls for."""
+    rows = _result_rows(tip, res, device, label, env, L, lang)
+    view.rows += rows
+    note = _note(rows[0], label, env, L) if rows else None
+    if note is not None:
+        view.notes.append(note)
+
+
+def _no_result(bench: Bench, measurable: bool, name: str, lang: str, L: Mapping[str, str]) -> str:
+    """Why a device has no result: the benchmark cannot test the claim there, or it has not
+    run there yet."""
+    if measurable:
+        return L["bench_not_yet"].format(device=name)
+    assert bench.not_measurable is not None
+    reason = cell(bench.not_measurable.reason.get(lang))
+    return L["bench_not_measurable"].format(device=name, reason=reason)
+
+
+#: The note under the table for a verdict that is not an improvement: (kind, title, body).
+_NOTES = (
+    (BAD, ("warning", "bench_worse_title", "bench_worse_body")),
+    (UNSURE, ("info", "bench_unsure_title", "bench_unsure_body")),
+)
+_SAME_NOTE = ("info", "bench_same_title", "bench_same_body")
+
+
+def _note(row: Row, label: str, env: str, L: Mapping[str, str]) -> Note | None:
+    """The note a result's first row calls for: a regression, replicates that disagree, or
+    no significant difference; none for an improvement or a row without a verdict."""
+    if row.verdict is None or row.verdict in GOOD:
+        return None
+    kind, title, body = next((n for verdicts, n in _NOTES if row.verdict in verdicts), _SAME_NOTE)
+    return Note(
+        kind,
+        L[title].format(device=label),
+        L[body].format(env=env, result=row.result),
+    )
+
+
+def _bench_code(bench: Bench, L: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The code the benchmark ran, as (title, python): setup, the timed forms, the memory."""
     code: list[tuple[str, str]] = []
     if bench.setup:
         code.append((L["bench_setup"], bench.setup))
     if bench.before and bench.after:
         code += [(L["bench_timed_before"], bench.before), (L["bench_timed_after"], bench.after)]
     if bench.memory is not None:
-        mem = f"before_bytes = {bench.memory.before.strip()}\nafter_bytes = {bench.memory.after.strip()}\n"
+        mem = (
+            f"before_bytes = {bench.memory.before.strip()}\n"
+            f"after_bytes = {bench.memory.after.strip()}\n"
+        )
         code.append((L["bench_memory_code"], mem))
-    workload = bench.workload.get(lang) if bench.workload else None
-    return TipView(
-        rows=rows, regimes=regimes, notes=notes, reported=reported, workload=workload, code=code
-    )
+    return code
 
 
 def verified(
     tip: Tip, results: Mapping[str, ResultsFile], lang: str, L: Mapping[str, str]
-) -> str | None:  # noqa: N803
+) -> str | None:
     """The "Verified" line near the top of a tip page: per device the tip's code runs on,
     what ran it, from data only.
 

@@ -23,6 +23,10 @@ _ALWAYS_TIPS = "<always-tips>"
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]+\)")
 
+#: The features each option's flag applies, by the flag's ``dest`` (its option's name): the
+#: tips its ``--help`` and the browser form's control name.
+FEATURES: dict[str, list[str]] = {o.name: sorted({f.name for f in o.features}) for o in OPTIONS}
+
 _GROUPS = {
     "model": "workload",
     "features": "features (each applies the tips named in brackets)",
@@ -49,7 +53,7 @@ class _TipHelpFormatter(argparse.HelpFormatter):
 
     def _expand_help(self, action: argparse.Action) -> str:
         text = super()._expand_help(action)
-        features = getattr(action, "features", None)
+        features = FEATURES.get(action.dest)
         return text if not features else f"{text} {self._tips(features)}"
 
     def _format_text(self, text: str) -> str:
@@ -85,8 +89,7 @@ def _add(group: argparse._ArgumentGroup, option: Option) -> None:
             kwargs["help"] += f" (default: {option.default})"
     else:
         kwargs.update(type=int if option.kind == "int" else float, metavar=option.metavar)
-    action = group.add_argument(option.flag, **kwargs)
-    action.features = sorted({f.name for f in option.features})  # type: ignore[attr-defined]
+    group.add_argument(option.flag, **kwargs)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,7 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
 
 
-def options_from_args(args: argparse.Namespace) -> Any:
+def options_from_args(args: argparse.Namespace) -> ComposeOptions:
     """Build and validate `ComposeOptions` from parsed ``compose`` arguments.
 
     Raises:
@@ -121,7 +124,7 @@ def options_from_args(args: argparse.Namespace) -> Any:
     return options
 
 
-def parse_flags(flags: list[str]) -> Any:
+def parse_flags(flags: list[str]) -> ComposeOptions:
     """Parse composer flags (``["--amp", "--accum", "4"]``) the way the CLI does.
 
     Raises:

@@ -1,5 +1,6 @@
 """The composer's choices: `ComposeOptions` (a field per option of
-`generator.compose.catalog.OPTIONS`), `validate`, which refuses contradictory ones before
+`generator.compose.catalog.OPTIONS`, declared in the module `option_fields` that
+`generator.compose.codegen` writes from the catalog), `validate`, which refuses contradictory ones before
 anything is written, and `options_schema`, the JSON that the browser composer builds its
 form from before it runs this same code. Nothing here imports more than the standard
 library.
@@ -12,10 +13,11 @@ out of the script). A condition (`Feature.when`, `Conflict.when`) maps option na
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field, fields, make_dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from generator.compose.catalog import CONFLICTS, CORE_FEATURES, OPTIONS
+from generator.compose.option_fields import OptionFields
 from generator.compose.option_types import (
     MODELS,
     ComposeError,
@@ -60,8 +62,11 @@ def model_conflicts() -> list[Conflict]:
     return out
 
 
-class _Choices:
-    """The methods of `ComposeOptions` (its fields come from `OPTIONS`)."""
+@dataclass(frozen=True)
+class ComposeOptions(OptionFields):
+    """The composer's choices, one field per option of `OPTIONS` (``clip_grad_norm`` for
+    ``--clip-grad-norm``; the fields are `OptionFields`'). The defaults compose the plain
+    conv-net script."""
 
     def on(self, name: str) -> bool:
         """Whether option ``name`` is on (differs from its default)."""
@@ -105,28 +110,15 @@ class _Choices:
     @property
     def dtype(self) -> str:
         """The autocast dtype choice (``auto``, ``bf16`` or ``fp16``)."""
-        return self.amp_dtype or "auto"  # type: ignore[attr-defined]
+        return self.amp_dtype or "auto"
 
     @property
     def gpt(self) -> bool:
         """Whether the script is the GPT workload."""
-        return self.model == "gpt"  # type: ignore[attr-defined]
+        return self.model == "gpt"
 
 
-ComposeOptions = make_dataclass(
-    "ComposeOptions",
-    [(o.name, Any, field(default=o.default)) for o in OPTIONS],
-    bases=(_Choices,),
-    frozen=True,
-)
-ComposeOptions.__module__ = __name__
-ComposeOptions.__doc__ = (
-    "The composer's choices, one field per option of `OPTIONS` (``clip_grad_norm`` for "
-    "``--clip-grad-norm``). The defaults compose the plain conv-net script."
-)
-
-
-def validate(options: Any) -> None:
+def validate(options: ComposeOptions) -> None:
     """Reject out-of-range values and contradictory choices.
 
     Raises:

@@ -55,7 +55,7 @@ def results_markdown(device: str, lang: str = "en", folder: Path | None = None) 
 
     A file that cannot be read, or lacks the figures, counts as not measured.
     """
-    L = ui.labels()[lang]  # noqa: N806
+    L = ui.labels()[lang]
     path = results_path(device, folder)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -69,7 +69,7 @@ def results_markdown(device: str, lang: str = "en", folder: Path | None = None) 
 
 def gpt_results_markdown(device: str, lang: str = "en", folder: Path | None = None) -> str:
     """The GPT benchmark's line for ``device`` in ``lang``, or how to measure it."""
-    L = ui.labels()[lang]  # noqa: N806
+    L = ui.labels()[lang]
     path = results_path(device, folder).with_name(f"compose-gpt-{device}.json")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -110,7 +110,7 @@ def _num(value: Any, spec: str) -> str:
     return "–" if value is None else format(float(value), spec)
 
 
-def _tables(data: Mapping[str, Any], L: Mapping[str, str]) -> str:  # noqa: N803
+def _tables(data: Mapping[str, Any], L: Mapping[str, str]) -> str:
     w = data["workload"]
     device = "cuda" if data["device"] == "cuda" else "cpu"
     samples = L["composer_samples_" + device]

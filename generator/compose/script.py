@@ -46,7 +46,6 @@ from generator.compose.results import (
     expand_results,
 )
 from generator.compose.tips import (
-    BLOCK_WORDS,
     Citations,
     cite_function,
     read_tips_by_feature,
@@ -54,7 +53,6 @@ from generator.compose.tips import (
 )
 
 __all__ = [
-    "BLOCK_WORDS",
     "FLAGS_PLACEHOLDER",
     "CORE_FEATURES",
     "OPTIONS",
@@ -93,8 +91,9 @@ def compose(
 
     Args:
         options: the composer's choices (validated here).
-        cites: feature -> ids of the tips that declare it, from `tips_by_feature` or
-            `read_tips_by_feature`. A feature without tips is applied uncited.
+        cites: feature (and block) -> ids of the tips that declare it, from
+            `tips_by_feature` or `read_tips_by_feature`. A feature without tips is applied
+            uncited.
         script_name: the file name the docstring's run commands use.
 
     Returns:
@@ -112,7 +111,7 @@ def compose(
         "script": script_name,
     }
     # Pass 1 learns which blocks this script has, so a feature's main block can cite exactly
-    # the tips that no more specific block of the same script cites.
+    # the tips that no part of the same script cites (`generator.compose.tips.Citations`).
     template = TEMPLATES[options.model]
     blocks: set[str] = set()
     render(template, cite=cite_function(None, blocks), **context)

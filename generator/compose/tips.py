@@ -1,108 +1,154 @@
-"""Which tips a composed script cites: the records' ``compose`` field, mapped onto the
-template's blocks (`BLOCK_WORDS`)."""
+"""Which tips a composed script cites: the records' ``compose`` field (the feature) and
+``compose_block`` (the part of the script, a template block, that cites the tip).
+
+A template marks each block of a script with ``cite("<feature>")``, the feature's main block,
+or ``cite("<feature>.<part>")``, a part of it. A part cites exactly the tips whose record
+names it (``compose_block: always.load``); a main block cites the feature's other tips, and
+those whose part this script does not have, so every tip of a chosen feature is cited at
+least once. `block_problems` holds each record's ``compose_block`` to the blocks the
+templates have (a cross-check of ``python -m generator validate``).
+"""
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator.records.taxonomy import COMPOSE_FEATURES
 
 if TYPE_CHECKING:
+    from generator.errors import Problem
     from generator.records.schema import Tip
+    from generator.records.yamlio import Document
 
 _ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"  # generator.records.fields.ID_PATTERN, without importing pydantic
 
-#: Blocks that cite only some of a feature's tips: those with one of the words in their id.
-#: Any other block named ``<feature>`` or ``<feature>.<part>`` cites the feature's remaining
-#: tips, the ones that no specific block of the same script cites; so every tip of a chosen
-#: feature is cited at least once, and a specific block that matches nothing cites nothing.
-BLOCK_WORDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "always.zero-grad": ("always", ("zero-grad",)),
-    "always.detach": ("always", ("detach",)),
-    "always.sync": ("always", ("sync",)),
-    "always.device": ("always", ("on-device",)),
-    "always.load": ("always", ("weights-only", "load", "state-dict")),
-    "always.mfu": ("always", ("mfu",)),
-    "always.resume": ("always", ("data-resume",)),
-    "amp.scaler": ("amp", ("scaler",)),
-    "accum.no-sync": ("accum", ("no-sync",)),
-    "accum.scaler": ("accum", ("gradscaler",)),
-    "ddp.sampler": ("ddp", ("sampler",)),
-    "ddp.rank-zero": ("ddp", ("rank-zero", "unwrap", "save")),
-    "clip-grad-norm.unscale": ("clip-grad-norm", ("unscale",)),
-    "workers.pin": ("workers", ("pin", "non-blocking")),
-    "gpt.sdpa": ("gpt", ("sdpa",)),
-    "fsdp.meta": ("fsdp", ("meta",)),
-    "fsdp.checkpoint": ("fsdp", ("checkpoint",)),
-}
+
+def _add(out: dict[str, list[str]], tip_id: str, feature: str, block: str | None) -> None:
+    out.setdefault(feature, []).append(tip_id)
+    if block is not None:
+        out.setdefault(block, []).append(tip_id)
 
 
 def tips_by_feature(tips: Iterable[Tip]) -> dict[str, list[str]]:
-    """Map each composer feature to the ids of the tips declaring it (sorted).
+    """Map each composer feature to the ids of the tips declaring it, and each block a
+    record names (``always.load``) to the ids of the tips naming it (sorted).
 
     Features that no tip declares are absent.
     """
     out: dict[str, list[str]] = {}
     for tip in tips:
         if tip.compose is not None and tip.id:
-            out.setdefault(tip.compose, []).append(tip.id)
-    return {feature: sorted(ids) for feature, ids in out.items()}
+            _add(out, tip.id, tip.compose, tip.compose_block)
+    return {key: sorted(ids) for key, ids in out.items()}
 
 
 def read_tips_by_feature(folder: Path | None = None) -> dict[str, list[str]]:
-    """Like `tips_by_feature`, reading only the ``compose`` field of each record.
+    """Like `tips_by_feature`, reading only the ``compose`` and ``compose_block`` fields of
+    each record.
 
     The composer must answer in well under a second, and validating every record takes
     longer than that, so this parses the YAML (with libyaml when present) and nothing more.
     Files that ``python -m generator validate`` would skip are skipped; a file that does
-    not parse, or whose ``compose`` is not a known feature, cites nothing.
-    ``python -m generator validate`` is what checks the records.
+    not parse, or whose ``compose`` is not a known feature, cites nothing; a
+    ``compose_block`` that is not a part of its feature is left out (the tip is cited in the
+    feature's main block). ``python -m generator validate`` is what checks the records.
 
     Args:
         folder: the records' folder (default: ``tips/``).
     """
-    import yaml
-
     from generator import paths
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     out: dict[str, list[str]] = {}
     for path in sorted((folder or paths.TIPS).glob("*.yaml")):
         if path.name.startswith(("_", ".")) or not re.fullmatch(_ID, path.stem):
             continue
-        try:
-            data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
-        feature = data.get("compose") if isinstance(data, dict) else None
+        data = _read(path)
+        feature = data.get("compose")
         if isinstance(feature, str) and feature in COMPOSE_FEATURES:
-            out.setdefault(feature, []).append(path.stem)
+            block = data.get("compose_block")
+            part = block if isinstance(block, str) and block.startswith(f"{feature}.") else None
+            _add(out, path.stem, feature, part)
     return out
 
 
-class Citations:
-    """Resolves a template block name to the tip ids it cites (see `BLOCK_WORDS`)."""
+def _read(path: Path) -> dict[object, object]:
+    """The mapping of a YAML file (libyaml's parser when present); empty when it is not one."""
+    import yaml
 
-    def __init__(self, by_feature: Mapping[str, list[str]], blocks: set[str]):
-        self.by_feature = by_feature
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class Citations:
+    """Resolves a template block name to the tip ids it cites: a part (``always.load``) the
+    tips naming it, a feature's main block (``always``) the feature's other tips."""
+
+    def __init__(self, cites: Mapping[str, list[str]], blocks: set[str]):
+        self.cites = cites  # `tips_by_feature`
         self.blocks = blocks  # the blocks the script contains (first rendering pass)
 
     def ids(self, block: str) -> list[str]:
-        feature, words = BLOCK_WORDS.get(block, (block.split(".")[0], ()))
-        tips = self.by_feature.get(feature, [])
-        if words:
-            return [t for t in tips if any(w in t for w in words)]
+        if "." in block:
+            return list(self.cites.get(block, []))
         claimed = {
             t
-            for name, (feat, ws) in BLOCK_WORDS.items()
-            if feat == feature and name in self.blocks
-            for t in tips
-            if any(w in t for w in ws)
+            for name in self.blocks
+            if name.startswith(f"{block}.")
+            for t in self.cites.get(name, [])
         }
-        return [t for t in tips if t not in claimed]
+        return [t for t in self.cites.get(block, []) if t not in claimed]
+
+
+@cache
+def template_blocks() -> frozenset[str]:
+    """Every block name the composer's templates pass to ``cite(...)``, found with Jinja's
+    own parser."""
+    import jinja2
+    from jinja2 import nodes
+
+    from generator import paths
+
+    env = jinja2.Environment()
+    found: set[str] = set()
+    for path in sorted((paths.TEMPLATES / "compose").rglob("*.j2")):
+        for call in env.parse(path.read_text(encoding="utf-8")).find_all(nodes.Call):
+            if isinstance(call.node, nodes.Name) and call.node.name == "cite" and call.args:
+                first = call.args[0]
+                if isinstance(first, nodes.Const) and isinstance(first.value, str):
+                    found.add(first.value)
+    return frozenset(found)
+
+
+def block_problems(
+    loaded: Mapping[Path, tuple[Tip, Document]], whole_corpus: bool
+) -> list[Problem]:
+    """Each record's ``compose_block`` names a part block the templates have (a cross-check
+    of `generator.records.load.validate`)."""
+    from generator.command import relative
+    from generator.errors import Problem
+
+    parts = sorted(b for b in template_blocks() if "." in b)
+    problems = []
+    for path, (tip, doc) in loaded.items():
+        block = tip.compose_block
+        if block is None or block in parts:
+            continue
+        close = difflib.get_close_matches(block, parts, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        reason = f"no template block {block!r} (generator/templates/compose){hint}"
+        problems.append(
+            Problem(relative(path), doc.line_of(("compose_block",)), "compose_block", reason)
+        )
+    return problems
 
 
 def cite_function(citations: Citations | None, seen: set[str]) -> Callable[..., str]:

@@ -1,6 +1,7 @@
-"""The records' subcommands: ``list``, ``show``, ``new``, ``snippets``, ``check`` and ``run``
-(``search``, which also finds the lint rules, is in `generator.cli`). Each imports what it needs when it runs (``run`` is the only one that starts torch,
-in a child process)."""
+"""The records' subcommands: ``list``, ``show``, ``new`` and ``run`` (``validate``, ``search``,
+``snippets`` and ``check``, which also involve the lint rules or the composer, are in
+`generator.cli`). Each imports what it needs when it runs (``run`` is the only one that starts
+torch, in a child process)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,9 @@ import argparse
 import json
 import sys
 
-from generator import paths
 from generator.command import CHECKOUT, Command, print_line, relative
 from generator.errors import NotFound, UserError
 from generator.records.taxonomy import CATEGORIES, DEVICES, TAGS
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -86,47 +75,6 @@ def _add_new(p: argparse.ArgumentParser) -> None:
     p.add_argument("--category", choices=sorted(CATEGORIES), default="training-loop")
 
 
-def cmd_snippets(args: argparse.Namespace) -> int:
-    from generator.records.generated import write_atomic, write_files
-    from generator.records.load import load_tips
-    from generator.records.snippets import snippet_files
-
-    if args.ids:
-        # Only these tips' snippets: handy while writing a tip when other records are mid-edit.
-        files = snippet_files(load_tips([paths.TIPS / f"{i}.yaml" for i in args.ids]))
-        for path, content in files.items():
-            write_atomic(path, content)
-            print_line(f"wrote {relative(path)}")
-        return 0
-    touched = write_files(load_tips())
-    for path in touched:
-        print_line(f"wrote {relative(path)}" if path.exists() else f"removed {relative(path)}")
-    print_line(
-        f"{len(touched)} file(s) changed." if touched else "All generated files are up to date."
-    )
-    return 0
-
-
-def _add_snippets(p: argparse.ArgumentParser) -> None:
-    p.add_argument("ids", nargs="*", metavar="ID", help="only these tips' snippets (default: all)")
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    from generator.records.generated import stale_files
-    from generator.records.load import load_tips
-
-    stale = stale_files(load_tips())
-    for path, why in stale:
-        sys.stderr.write(f"stale: {relative(path)} ({why})\n")
-    if stale:
-        sys.stderr.write(
-            f"{len(stale)} generated file(s) are stale: run `python -m generator snippets`.\n"
-        )
-        return 1
-    print_line("All generated files are up to date.")
-    return 0
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from generator.records.harness import run_variant
     from generator.records.load import get_tip
@@ -180,18 +128,6 @@ COMMANDS = {
         "Create tips/ID.yaml from the template (never overwrites).",
         _add_new,
         cmd_new,
-        needs=(CHECKOUT,),
-    ),
-    "snippets": Command(
-        "Write the generated files: snippets/ and tips/schema.json.",
-        _add_snippets,
-        cmd_snippets,
-        needs=(CHECKOUT,),
-    ),
-    "check": Command(
-        "Exit 1 naming each generated file that is stale.",
-        lambda p: None,
-        cmd_check,
         needs=(CHECKOUT,),
     ),
     "run": Command(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -21,12 +21,22 @@ ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _PLACEHOLDER = "TODO"
 
-Category = Literal[tuple(CATEGORIES)]  # type: ignore[valid-type]
-Tag = Literal[tuple(TAGS)]  # type: ignore[valid-type]
-Impact = Literal[tuple(IMPACTS)]  # type: ignore[valid-type]
-Device = Literal[tuple(DEVICES)]  # type: ignore[valid-type]
-Seed = Literal[tuple(SEEDS)]  # type: ignore[valid-type]
-Feature = Literal[tuple(COMPOSE_FEATURES)]  # type: ignore[valid-type]
+# The vocabularies are data (taxonomy.py): pydantic validates each field against its Literal,
+# built at import; a static checker cannot evaluate ``Literal[tuple(...)]`` and sees ``str``.
+if TYPE_CHECKING:
+    Category = str
+    Tag = str
+    Impact = str
+    Device = str
+    Seed = str
+    Feature = str
+else:
+    Category = Literal[tuple(CATEGORIES)]
+    Tag = Literal[tuple(TAGS)]
+    Impact = Literal[tuple(IMPACTS)]
+    Device = Literal[tuple(DEVICES)]
+    Seed = Literal[tuple(SEEDS)]
+    Feature = Literal[tuple(COMPOSE_FEATURES)]
 TipId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 PythonCode = Annotated[str, StringConstraints(min_length=1)]
 

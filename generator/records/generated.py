@@ -1,7 +1,8 @@
 """Every generated file in one place: render them, write them, and find stale ones.
 
 A generated file is stale when its content differs from what the records give now, when
-it is missing, or when it sits in a generated folder without a record behind it.
+it is missing, or when it sits in a generated folder without a record behind it. The layers
+above add theirs as ``extra`` (the composer's typed option fields: `generator.cli`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from generator import paths
@@ -20,10 +21,11 @@ from generator.records.snippets import snippet_files
 MANAGED_DIRS: tuple[Path, ...] = (paths.SNIPPETS,)
 
 
-def expected_files(tips: Sequence[Tip]) -> dict[Path, str]:
-    """All generated files and their expected content."""
+def expected_files(tips: Sequence[Tip], extra: Mapping[Path, str] | None = None) -> dict[Path, str]:
+    """All generated files and their expected content: the records' and ``extra``."""
     files = {paths.SCHEMA_JSON: json_schema()}
     files.update(snippet_files(tips))
+    files.update(extra or {})
     return files
 
 
@@ -36,10 +38,12 @@ def _orphans(expected: dict[Path, str], managed: Sequence[Path]) -> list[Path]:
 
 
 def stale_files(
-    tips: Sequence[Tip], managed: Sequence[Path] = MANAGED_DIRS
+    tips: Sequence[Tip],
+    managed: Sequence[Path] = MANAGED_DIRS,
+    extra: Mapping[Path, str] | None = None,
 ) -> list[tuple[Path, str]]:
-    """Generated files that differ from the records: (path, why)."""
-    expected = expected_files(tips)
+    """Generated files that differ from the records (and ``extra``): (path, why)."""
+    expected = expected_files(tips, extra)
     stale = []
     for path, content in sorted(expected.items()):
         if not path.exists():
@@ -80,6 +84,10 @@ def write_managed(files: dict[Path, str], managed: Sequence[Path]) -> list[Path]
     return touched
 
 
-def write_files(tips: Sequence[Tip], managed: Sequence[Path] = MANAGED_DIRS) -> list[Path]:
-    """Write every committed generated file that changed and remove orphans."""
-    return write_managed(expected_files(tips), managed)
+def write_files(
+    tips: Sequence[Tip],
+    managed: Sequence[Path] = MANAGED_DIRS,
+    extra: Mapping[Path, str] | None = None,
+) -> list[Path]:
+    """Write every committed generated file (and ``extra``) that changed and remove orphans."""
+    return write_managed(expected_files(tips, extra), managed)

@@ -230,8 +230,8 @@ def find_variants(text: str, glossary: Glossary | None = None) -> list[tuple[str
     found: dict[tuple[str, str], None] = {}
     for para, raw in paragraphs(text):
         para = _unwrap(para)
-        for gloss, term in glossary.glosses:
-            para = para.replace(gloss, term)
+        for gloss, preferred in glossary.glosses:
+            para = para.replace(gloss, preferred)
         for term, rxs in glossary.term_patterns:
             if not any(word in raw for word in term.allow_near):
                 plain = _mask(para, [term.zh, *term.allow])

@@ -4,7 +4,7 @@
 `run_launch` writes the snippet to a temporary directory under its own name (``after.py``) and
 starts it with ``python -m torch.distributed.run --standalone --nproc_per_node N``, each rank a
 thin wrapper (`_RANK_WRAPPER`) that runs the script, then the checks, in one namespace; the
-``launch.checks`` then run once in a fresh process (`generator.records.harness.run_python`).
+``launch.checks`` then run once in a fresh process (`generator.records.process.run_python`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.records.harness import WARNING_FLAGS, RunResult, child_env, run_python
+from generator.records.process import WARNING_FLAGS, RunResult, child_env, run_python
 
 if TYPE_CHECKING:
     from generator.records.schema import Launch

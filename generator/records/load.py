@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from generator import paths
+from generator.command import relative
 from generator.errors import InvalidRecords, NotFound, Problem
 from generator.records.fields import ID_PATTERN
 from generator.records.glossary import chinese_texts
@@ -35,11 +37,9 @@ def _all_field_names() -> list[str]:
 _FIELD_NAMES = _all_field_names()
 
 
-def display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(paths.ROOT))
-    except ValueError:
-        return str(path)
+#: The name lint/tips.py imports (generator/lint is changed on branch a1-lint; at the merge it
+#: imports `generator.command.relative` and this alias goes).
+display = relative
 
 
 def _format_loc(loc: Iterable[str | int]) -> str:
@@ -70,19 +70,19 @@ def discover(targets: Sequence[Path] | None = None) -> tuple[list[Path], list[Pr
         elif target.exists():
             files.append(target)
         else:
-            problems.append(Problem(display(target), 0, "(file)", "no such file or folder"))
+            problems.append(Problem(relative(target), 0, "(file)", "no such file or folder"))
     kept = []
     for path in files:
         if path.suffix != ".yaml":
             problems.append(
-                Problem(display(path), 1, "(file)", "not a .yaml file: records are tips/<id>.yaml")
+                Problem(relative(path), 1, "(file)", "not a .yaml file: records are tips/<id>.yaml")
             )
         else:
             kept.append(path)
     return kept, problems
 
 
-def _reason(error: dict) -> str:
+def _reason(error: ErrorDetails) -> str:
     kind, msg = error["type"], error["msg"]
     if kind == "extra_forbidden":
         key = str(error["loc"][-1])
@@ -209,7 +209,7 @@ def validate_file(path: Path) -> tuple[Tip | None, Document | None, list[Problem
     Returns the tip (with ``id`` filled in from the file name), the parsed document (for
     line numbers) and the problems found; the tip is ``None`` when the schema rejects it.
     """
-    file = display(path)
+    file = relative(path)
     try:
         doc = read_document(path)
     except YamlProblem as err:
@@ -249,7 +249,9 @@ def _cross_problems(loaded: dict[Path, tuple[Tip, Document]], known_ids: set[str
         assert tip.id is not None
         if tip.id in first_path:
             problems.append(
-                Problem(display(path), 1, "id", f"duplicate id, also {display(first_path[tip.id])}")
+                Problem(
+                    relative(path), 1, "id", f"duplicate id, also {relative(first_path[tip.id])}"
+                )
             )
         first_path.setdefault(tip.id, path)
     for path, (tip, doc) in loaded.items():
@@ -257,7 +259,7 @@ def _cross_problems(loaded: dict[Path, tuple[Tip, Document]], known_ids: set[str
             if rel == tip.id:
                 problems.append(
                     Problem(
-                        display(path),
+                        relative(path),
                         doc.line_of(("related", i)),
                         f"related[{i}]",
                         "a tip cannot relate to itself",
@@ -268,7 +270,7 @@ def _cross_problems(loaded: dict[Path, tuple[Tip, Document]], known_ids: set[str
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 problems.append(
                     Problem(
-                        display(path),
+                        relative(path),
                         doc.line_of(("related", i)),
                         f"related[{i}]",
                         f"no tip with id {rel!r}{hint}",

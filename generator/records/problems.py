@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import Field, RootModel, ValidationError, field_validator
 
 from generator import paths
+from generator.command import relative
 from generator.errors import InvalidRecords, Problem
 from generator.records.fields import Strict, Text
 from generator.records.yamlio import Loc, YamlProblem, read_document
@@ -144,12 +145,8 @@ class _ProblemsFile(RootModel[dict[str, Entry]]):
         return value
 
 
-def _display(path: Path) -> str:
-    return str(path.relative_to(paths.ROOT)) if path.is_relative_to(paths.ROOT) else str(path)
-
-
 def _load(path: Path, model: Any) -> tuple[Any, Any]:
-    file = _display(path)
+    file = relative(path)
     try:
         doc = read_document(path)
     except YamlProblem as err:
@@ -208,7 +205,7 @@ def check_entry_points(
         pages, gdoc = _load(pages_file, _PagesFile)
     except InvalidRecords as err:
         return None, list(err.problems)
-    pfile, cfile = _display(problems_file), _display(checklist_file)
+    pfile, cfile = relative(problems_file), relative(checklist_file)
     found = _unknown(
         pfile,
         pdoc,
@@ -238,7 +235,7 @@ def check_entry_points(
         + [(("checks", i, "check", "zh"), c.check.zh) for i, c in enumerate(checklist.checks)],
     )
     found += _glossary(
-        _display(pages_file),
+        relative(pages_file),
         gdoc,
         (
             ((path, field, "zh"), getattr(entry, field).zh)

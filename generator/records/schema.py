@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -35,6 +36,9 @@ from generator.records.fields import (
 )
 
 __all__ = ["Bench", "Hardware", "Launch", "Tip", "Variant", "json_schema"]
+
+#: A part of a composer feature's block: ``<feature>.<part>`` (``always.load``).
+_BLOCK = r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$"
 
 
 class Hardware(Strict):
@@ -248,6 +252,12 @@ class Tip(Strict):
         description="Composer feature applying this tip in a generated train.py "
         "(`always` for practices every script follows).",
     )
+    compose_block: Annotated[str, StringConstraints(pattern=_BLOCK)] | None = Field(
+        default=None,
+        description="The part of the composed script that cites this tip: a template block "
+        '`<compose>.<part>` (`cite("always.load")` in generator/templates/compose). '
+        'Without it, the tip is cited in the feature\'s main block(s), `cite("<compose>")`.',
+    )
     bench: Bench | None = Field(
         default=None,
         description="How `python -m generator bench` measures the claim (speed and memory tips).",
@@ -277,6 +287,28 @@ class Tip(Strict):
         if not self.after.has_checks() and self.after.no_checks is None:
             raise ValueError("after needs `checks` (asserting the claim) or `no_checks` (why not)")
         return self
+
+    @field_validator("compose_block", mode="before")
+    @classmethod
+    def _compose_block_of_feature(cls, block: Any, info: ValidationInfo) -> Any:
+        if not isinstance(block, str):
+            return block  # the field's type says what is wrong
+        if not re.fullmatch(_BLOCK, block):
+            raise ValueError(
+                f"{block!r} is not a part of a feature's block: write <feature>.<part>, as in "
+                "always.load (leave compose_block out to cite in the feature's main block)"
+            )
+        compose = info.data.get("compose")
+        if not block.startswith(f"{compose}."):
+            raise ValueError(
+                f"{block!r} is a block of the feature {block.split('.')[0]!r}, "
+                + (
+                    f"not of the tip's compose {compose!r}"
+                    if compose
+                    else "and compose is not given"
+                )
+            )
+        return block
 
     @model_validator(mode="after")
     def _bench_devices(self) -> Tip:

@@ -158,7 +158,8 @@ SEEDS: dict[str, Label] = {
 
 #: Composer features a tip can belong to, with the ``compose`` flags that apply it.
 #: ``always`` marks practices every generated script follows without a flag; which option
-#: applies which feature is defined with the options (``generator/compose/options.py``).
+#: applies which feature is defined with the options (``generator/compose/catalog.py``,
+#: ``OPTIONS``; tests/compose/test_options.py holds the two sets equal).
 COMPOSE_FEATURES: dict[str, str | None] = {
     "always": None,
     "gpt": "--model gpt",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -39,16 +39,20 @@ class Document:
 
 
 #: libyaml's parser when PyYAML was built with it (several times faster), else pure Python.
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: The type checker sees the pure-Python loader, whose methods CSafeLoader shares.
+if TYPE_CHECKING:
+    _BaseLoader = yaml.SafeLoader
+else:
+    _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _StrictLoader(_BaseLoader):
     """Safe loader that rejects duplicate keys instead of keeping the last one."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=deep)
             try:
                 first = seen.get(key)
             except TypeError:
@@ -125,7 +129,7 @@ def _refuse_hostile(text: str) -> None:
     depth = 0
     try:
         for event in yaml.parse(text, Loader=_BaseLoader):
-            line = event.start_mark.line + 1
+            line = getattr(event.start_mark, "line", 0) + 1
             if isinstance(event, yaml.AliasEvent):
                 raise YamlProblem(
                     line,
@@ -153,10 +157,10 @@ def _refuse_hostile(text: str) -> None:
         # libyaml of PyYAML 6.0.4 does), often before the events above reach MAX_DEPTH because
         # the scanner reads ahead. Deep flow nesting is found here, in the text, whatever the
         # parser; anything else is a syntax error that the full parse below reports.
-        line = _deep_flow_line(text)
-        if line is not None:
+        deep = _deep_flow_line(text)
+        if deep is not None:
             raise YamlProblem(
-                line, f"nesting deeper than {MAX_DEPTH} levels is not allowed in a record"
+                deep, f"nesting deeper than {MAX_DEPTH} levels is not allowed in a record"
             ) from None
 
 
@@ -226,10 +230,10 @@ def read_document(path: Path) -> Document:
     _refuse_hostile(text)
     loader = _StrictLoader(text)
     try:
-        node = loader.get_single_node()  # type: ignore[no-untyped-call]
+        node = loader.get_single_node()
         if node is None:
             raise YamlProblem(1, "file holds no YAML document")
-        data = loader.construct_document(node)  # type: ignore[no-untyped-call]
+        data = loader.construct_document(node)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark else 1
@@ -241,7 +245,7 @@ def read_document(path: Path) -> Document:
     except yaml.YAMLError as err:
         raise YamlProblem(1, f"invalid YAML: {err}") from None
     finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
+        loader.dispose()
     if not isinstance(data, dict):
         kind = "list" if isinstance(data, list) else type(data).__name__
         raise YamlProblem(node.start_mark.line + 1, f"expected a mapping of fields, found a {kind}")

@@ -9,23 +9,32 @@ search index (Pagefind, see `generator.site.search`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from jinja2 import Environment
+from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
+from mkdocs.livereload import LiveReloadServer
 from mkdocs.plugins import event_priority
-from mkdocs.structure.nav import Section
+from mkdocs.structure.files import Files
+from mkdocs.structure.nav import Navigation, Section
+from mkdocs.structure.pages import Page
 
 from generator import paths
 from generator.compose.script import expand_placeholders, read_tips_by_feature, tips_by_feature
+from generator.compose.tips import block_problems
 from generator.errors import InvalidRecords, UserError
 from generator.lint.tips import rule_code_problems
 from generator.records import cjk, ui
 from generator.records.generated import write_managed
 from generator.records.load import load_tips
-from generator.records.problems import load_entry_points
+from generator.records.problems import EntryPoints, load_entry_points
 from generator.records.problems import page_files as entry_point_pages
 from generator.records.render import render
+from generator.records.schema import Tip
 from generator.records.taxonomy import CATEGORIES
 from generator.site import runtime as tool_runtime
 from generator.site import search as sitesearch
@@ -34,12 +43,53 @@ from generator.site.pages import nav, write_pages
 
 log = logging.getLogger("mkdocs.hooks.generator")
 
-#: Section titles of the navigation in Chinese (pages take their titles from their H1).
-_ZH_SECTIONS = {label.en: label.zh for label in CATEGORIES.values()}
-_ZH_SECTIONS |= {"Tips": "技巧", "Problems": "按问题查找", "Contributing": "参与贡献"}
+#: The navigation's sections that are not categories: their titles are ui.yaml labels.
+NAV_SECTIONS = ("nav_tips", "nav_problems", "nav_contributing")
 
-#: Computed once per build in on_config, used by the page hooks.
-_state: dict[str, object] = {}
+
+def _zh_sections() -> dict[str, str]:
+    """Section titles of the navigation in Chinese, by the English (pages take their titles
+    from their H1)."""
+    en, zh = ui.labels()["en"], ui.labels()["zh"]
+    return {label.en: label.zh for label in CATEGORIES.values()} | {
+        en[key]: zh[key] for key in NAV_SECTIONS
+    }
+
+
+@dataclass
+class BuildState:
+    """What `on_config` computes once per build for the page hooks."""
+
+    #: The tools' runtime (Pyodide and our archive), written into the site after the build.
+    runtime: tool_runtime.Runtime
+    #: The navigation, for the nested Chinese build.
+    nav: list[Any]
+    #: The records by id.
+    tips: dict[str, Tip]
+    #: Composer feature -> the ids of the tips declaring it, from the validated records.
+    cites: dict[str, list[str]]
+    #: The same, as ``python -m generator compose`` reads it (the tool pages).
+    tool_cites: dict[str, list[str]]
+    #: The problem pages, the checklist and the guides.
+    entry_points: EntryPoints
+    #: By language, for each tip id, the words of the problems that list it.
+    keywords: dict[str, dict[str, list[str]]]
+    #: By language, for each tip id, the words of the problems that list it first.
+    lead: dict[str, dict[str, list[str]]]
+    #: By language, the search directory's entry of each page, by URL.
+    directory: dict[str, dict[str, dict[str, object]]] = field(default_factory=dict)
+
+
+#: Computed once per build in on_config (the nested Chinese build keeps it), used by the
+#: page hooks.
+_build: BuildState | None = None
+
+
+def _state() -> BuildState:
+    if _build is None:
+        raise PluginError("generator hooks: on_config has not run")
+    return _build
+
 
 #: Markers of the hand-written pages, replaced with generated Markdown (see on_page_markdown).
 _TIP_COUNT = "<!-- tip-count -->"
@@ -55,12 +105,12 @@ def _share_highlighting_between_languages() -> None:
     """
     from pymdownx import highlight
 
+    if getattr(highlight.Highlight, "_pytorch_tips_shared", False):
+        return  # patched already (MkDocs loads this module afresh for each build)
     original = highlight.Highlight.highlight
-    if getattr(original, "_shared", False):
-        return
     cache: dict[object, str] = {}
 
-    def shared(self, src, language, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def shared(self: Any, src: str, language: str, *args: Any, **kwargs: Any) -> str:
         try:
             key = (
                 repr(sorted(vars(self).items())),
@@ -76,24 +126,25 @@ def _share_highlighting_between_languages() -> None:
             cache[key] = original(self, src, language, *args, **kwargs)
         return cache[key]
 
-    shared._shared = True  # type: ignore[attr-defined]
-    highlight.Highlight.highlight = shared  # type: ignore[method-assign]
+    highlight.Highlight.highlight = shared
+    highlight.Highlight._pytorch_tips_shared = True
 
 
 @event_priority(100)
-def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    global _build
     _share_highlighting_between_languages()
-    if _nested(config) and "nav" in _state:
+    if _nested(config) and _build is not None:
         # mkdocs-static-i18n builds the Chinese pages inside the main build, with the same
         # config: the pages are written and the state computed already, by the main build.
-        config["nav"] = _state["nav"]
+        config["nav"] = _build.nav
         return config
     try:  # the composer page and the lint playground run the project's code in the browser
-        _state["runtime"] = tool_runtime.prepare()
+        runtime = tool_runtime.prepare()
     except UserError as err:
         raise PluginError(str(err)) from None
     try:
-        tips = load_tips(cross_checks=[rule_code_problems])
+        tips = load_tips(cross_checks=[rule_code_problems, block_problems])
     except InvalidRecords as err:
         for problem in err.problems:
             log.error("%s", problem)
@@ -117,57 +168,61 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     pages.insert(pages.index("lint.md") + 1, "lint/playground.md")
     pages.insert(pages.index("lint/playground.md") + 1, "checklist.md")
     problem_pages = [f"problems/{slug}.md" for slug in entry_points.problems]
-    pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [{"Problems": problem_pages}]
+    problems = {ui.labels()["en"]["nav_problems"]: problem_pages}
+    pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [problems]
     config["nav"] = pages
-    _state["nav"] = pages
-    _state["directory"] = {}
-    _state["cites"] = tips_by_feature(tips)
-    _state["tips"] = by_id
-    _state["entry_points"] = entry_points
-    _state["keywords"] = {lang: entry_points.keywords_by_tip(lang) for lang in ("en", "zh")}
-    _state["tool_cites"] = read_tips_by_feature()
-    _state["lead"] = {
-        lang: entry_points.keywords_by_tip(lang, sitesearch.LEADING_TIPS) for lang in ("en", "zh")
-    }
+    _build = BuildState(
+        runtime=runtime,
+        nav=pages,
+        tips=by_id,
+        cites=tips_by_feature(tips),
+        tool_cites=read_tips_by_feature(),
+        entry_points=entry_points,
+        keywords={lang: entry_points.keywords_by_tip(lang) for lang in ui.LANGS},
+        lead={
+            lang: entry_points.keywords_by_tip(lang, sitesearch.LEADING_TIPS) for lang in ui.LANGS
+        },
+    )
     return config
 
 
-def _nested(config) -> bool:  # noqa: ANN001
+def _nested(config: MkDocsConfig) -> bool:
     """Whether this is a language build that mkdocs-static-i18n runs inside the main one."""
     i18n = config.plugins.get("i18n")
     return bool(i18n is not None and getattr(i18n, "building", False))
 
 
-def _lang(config) -> str:  # noqa: ANN001
+def _lang(config: MkDocsConfig) -> str:
     """The language being built (mkdocs-static-i18n builds English, then Chinese)."""
     i18n = config.plugins.get("i18n")
     return str(getattr(i18n, "current_language", None) or "en")
 
 
-def on_env(env, config, files):  # noqa: ANN001, ANN201
+def on_env(env: Environment, config: MkDocsConfig, files: Files) -> Environment:
     """Give the theme overrides (overrides/) the site's UI labels, as ``ui_labels``."""
     env.globals["ui_labels"] = ui.labels()
     return env
 
 
-def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     """Expand the markers of hand-written pages: ``<!-- compose: FLAGS -->`` into the script
     the composer writes today (``<!-- compose-flags: MODEL -->`` into its flag table),
     ``<!-- tip-count -->`` into the number of tips, ``<!-- problem-cards -->`` into the home
     page's cards, one per problem, and the tool pages' markers into the composer's form and the
     tools' scripts (`generator.site.tools`)."""
+    state = _state()
     if _TIP_COUNT in markdown:
-        markdown = markdown.replace(_TIP_COUNT, str(len(_state.get("tips", {}))))
+        markdown = markdown.replace(_TIP_COUNT, str(len(state.tips)))
     markdown = tools.expand_markers(
         markdown,
         page.url,
         _lang(config),
-        _state["runtime"].bundle_name,
-        _state["tool_cites"],
-        list(_state["tips"].values()),
+        state.runtime.bundle_name,
+        state.tool_cites,
+        list(state.tips.values()),
     )
     if _PROBLEM_CARDS in markdown:
-        entry_points = _state["entry_points"]
+        entry_points = state.entry_points
         cards = render(
             "site/home_problems.md.j2",
             problems=entry_points.problems,
@@ -180,12 +235,12 @@ def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
     if "<!-- compose" not in markdown:
         return markdown
     try:
-        return expand_placeholders(markdown, _state.get("cites", {}))
+        return expand_placeholders(markdown, state.cites)
     except UserError as err:
         raise PluginError(f"{page.file.src_path}: {err}") from None
 
 
-def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     """Join Chinese line breaks, then mark the page up for the search index."""
     lang = _lang(config)
     html = cjk.join_lines(html)
@@ -195,7 +250,7 @@ def on_page_content(html, page, config, files):  # noqa: ANN001, ANN201
         return html
     words = _search_words(src, lang)
     url = page.url.removeprefix(f"{lang}/") if lang != "en" else page.url
-    directory = _state.setdefault("directory", {}).setdefault(lang, {})
+    directory = _state().directory.setdefault(lang, {})
     directory[url] = sitesearch.directory_entry(
         url,
         page.title or "",
@@ -221,17 +276,18 @@ class _Words(NamedTuple):
 
 def _search_words(src: str, lang: str) -> _Words:
     key = sitesearch.page_key(src)
-    entry_points = _state["entry_points"]
-    tip = _state.get("tips", {}).get(key.removeprefix("tips/")) if key.startswith("tips/") else None
+    state = _state()
+    entry_points = state.entry_points
+    tip = state.tips.get(key.removeprefix("tips/")) if key.startswith("tips/") else None
     if tip is not None:
         tip_id = str(tip.id)
-        problem_words = _state["keywords"][lang].get(tip_id, [])
+        problem_words = state.keywords[lang].get(tip_id, [])
         return _Words(
             summary=tip.summary.get(lang),
             keywords=sitesearch.tip_keywords(tip, lang, problem_words),
             topics=sitesearch.tip_keywords(tip, lang, problem_words, variants=False),
             own=[tip_id.replace("-", " ")],
-            lead=_state["lead"][lang].get(tip_id, []),
+            lead=state.lead[lang].get(tip_id, []),
             tip_id=tip_id,
         )
     entry: object = None
@@ -255,12 +311,13 @@ def _search_words(src: str, lang: str) -> _Words:
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (priority -100) has built every language
-def on_post_build(config):  # noqa: ANN001, ANN201
+def on_post_build(config: MkDocsConfig) -> None:
     """Index the whole built site (both languages) for search, once per build; drop the
     sitemap while the site has no public address."""
     if _nested(config):
         return  # a language build nested in the main one: the main build indexes everything
-    tool_runtime.write_runtime(_state["runtime"], Path(config["site_dir"]))
+    state = _state()
+    tool_runtime.write_runtime(state.runtime, Path(config["site_dir"]))
     if not config["site_url"]:
         # A sitemap lists absolute URLs: without $PYTORCH_TIPS_SITE_URL it would list
         # "None..." addresses, so there is none.
@@ -270,28 +327,31 @@ def on_post_build(config):  # noqa: ANN001, ANN201
         sitesearch.build_index(Path(config["site_dir"]))
     except UserError as err:
         raise PluginError(str(err)) from None
-    directory = _state.get("directory", {})
     sitesearch.write_directory(
-        Path(config["site_dir"]), {k: v.values() for k, v in directory.items()}
+        Path(config["site_dir"]), {k: v.values() for k, v in state.directory.items()}
     )
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (priority -100) has built the language's nav
-def on_nav(navigation, config, files):  # noqa: ANN001, ANN201
+def on_nav(navigation: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
     i18n = config.plugins.get("i18n")
     if i18n is None or getattr(i18n, "current_language", "en") != "zh":
         return navigation
 
-    def translate(items):  # noqa: ANN001, ANN202
+    zh = _zh_sections()
+
+    def translate(items: list[Any]) -> None:
         for item in items:
             if isinstance(item, Section):
-                item.title = _ZH_SECTIONS.get(item.title, item.title)
+                item.title = zh.get(item.title, item.title)
                 translate(item.children)
 
     translate(navigation.items)
     return navigation
 
 
-def on_serve(server, config, builder):  # noqa: ANN001, ANN201
+def on_serve(
+    server: LiveReloadServer, config: MkDocsConfig, builder: Callable[..., Any]
+) -> LiveReloadServer:
     server.watch(str(paths.TIPS))
     return server

@@ -196,12 +196,12 @@ def nav(tips: Sequence[Tip]) -> list[object]:
         "composer.md",
         "usage.md",
         "catalog.md",
-        {"Tips": sections},
+        {LABELS["en"]["nav_tips"]: sections},
         "tags.md",
         "coverage.md",
         "benchmarks.md",
         # The Python API is for contributors: it sits under Contributing, not beside the tips.
-        {"Contributing": ["contributing.md", "reference/api.md"]},
+        {LABELS["en"]["nav_contributing"]: ["contributing.md", "reference/api.md"]},
     ]
 
 

@@ -141,7 +141,7 @@ def pyodide_tarball(
         return cached
     why = "the composer and lint playground pages run it; it is downloaded once and cached at"
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - fixed https URL
+        with urllib.request.urlopen(url, timeout=timeout) as response:  # fixed https URL
             data = response.read()
     except (urllib.error.URLError, OSError, ValueError) as err:
         reason = getattr(err, "reason", None) or err

@@ -18,6 +18,7 @@ content before the runtime has loaded; the runtime then takes over (``docs/asset
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,7 +87,7 @@ def option_helps(lang: str) -> dict[str, str]:
     from generator.compose.flags import plain as plain_help
     from generator.compose.options import MODELS, OPTIONS
 
-    L = ui.labels()[lang]  # noqa: N806
+    L = ui.labels()[lang]
     out = {}
     for option in OPTIONS:
         notes = []
@@ -99,11 +100,20 @@ def option_helps(lang: str) -> dict[str, str]:
     return out
 
 
+def _flag_tips(
+    features: Sequence[str], cites: Mapping[str, Sequence[str]], titles: Mapping[str, str]
+) -> tuple[tuple[str, str], ...]:
+    """The (id, title) of each tip of ``features``, each once, in their order."""
+    ids = dict.fromkeys(t for f in features for t in cites.get(f, ()))
+    return tuple((t, titles.get(t, t)) for t in ids)
+
+
 def controls(
     cites: Mapping[str, Sequence[str]],
     titles: Mapping[str, str],
     parser: argparse.ArgumentParser | None = None,
     helps: Mapping[str, str] | None = None,
+    features: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Control]:
     """The form's controls, in the order of the parser's flags.
 
@@ -113,35 +123,38 @@ def controls(
         parser: the parser to read (default: a parser with ``compose``'s flags).
         helps: each flag's help in the page's language, by ``dest`` (`option_helps`);
             a flag without one shows its ``--help`` text.
+        features: the features each flag applies, by ``dest`` (default: the composer's,
+            `generator.compose.flags.FEATURES`): a control names their tips.
     """
-    if parser is None:
-        from generator.compose.flags import add_arguments
+    from generator.compose.flags import FEATURES, add_arguments
 
+    if parser is None:
         parser = argparse.ArgumentParser(prog="compose", add_help=False)
         add_arguments(parser)
+    features = FEATURES if features is None else features
     out = []
     for action in parser._actions:  # every flag, in the order --help lists them
         name = _long_name(action)
         if name is None or action.dest in SKIPPED:
             continue
-        feature = getattr(action, "feature", None)
-        tips = tuple((t, titles.get(t, t)) for t in cites.get(feature, ())) if feature else ()
-        help_ = (helps or {}).get(action.dest) or _help(action)
-        common = {"name": name, "help": help_, "tips": tips}
+        tips = _flag_tips(features.get(action.dest, ()), cites, titles)
+        control = functools.partial(
+            Control, name=name, help=(helps or {}).get(action.dest) or _help(action), tips=tips
+        )
         if action.nargs == 0:
-            out.append(Control(kind="switch", **common))
+            out.append(control(kind="switch"))
         elif action.choices:
             default = None if action.default is None else str(action.default)
             choices = tuple(str(c) for c in action.choices)
-            out.append(Control(kind="choice", choices=choices, default=default, **common))
+            out.append(control(kind="choice", choices=choices, default=default))
         else:
             numeric = action.type in (int, float)
+            metavar = action.metavar if isinstance(action.metavar, str) else None
             out.append(
-                Control(
+                control(
                     kind="number" if numeric else "text",
-                    metavar=action.metavar or name.upper(),
+                    metavar=metavar or name.upper(),
                     step="any" if action.type is float else "1",
-                    **common,
                 )
             )
     return out

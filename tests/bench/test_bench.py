@@ -686,7 +686,7 @@ def test_composer_overhead_is_rendered_from_its_file_or_said_missing(tmp_path: P
 # --- sizes, regimes and the results format -------------------------------------------------
 
 
-def call_through(fn, x):  # noqa: ANN001, ANN201 - a frame from another module, for torch.compile
+def call_through(fn, x):  # a frame from another module, for torch.compile
     """Call ``fn(x)``: compiled, this frame's globals differ from those of ``fn``."""
     return fn(x)
 

@@ -29,7 +29,7 @@ import pytest
 from generator import cli
 from generator.compose.options import OPTIONS
 from generator.compose.script import CORE_FEATURES, ComposeOptions, compose, read_tips_by_feature
-from generator.records.harness import WARNING_FLAGS
+from generator.records.process import WARNING_FLAGS
 
 #: The conv net's feature flags (without --amp-dtype, a choice of --amp), as ``--`` names.
 FEATURES = [
@@ -84,7 +84,7 @@ UNSUPPORTED: list[tuple[str, list[str], str]] = [
 WORKLOAD = ["--width", "8", "--image-size", "8", "--lr", "0.01"]
 GLOBAL_BATCH = 32
 
-#: Warnings as errors, exactly as for the snippets (see generator.records.harness.WARNING_FLAGS for the
+#: Warnings as errors, exactly as for the snippets (see generator.records.process.WARNING_FLAGS for the
 #: one exception: torch's own use of torch.jit.script_method inside torch.compile's imports).
 PYTHONWARNINGS = ",".join(WARNING_FLAGS[1::2])
 ENV = {

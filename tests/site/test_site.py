@@ -23,7 +23,7 @@ from playwright.sync_api import Page, expect  # noqa: E402
 
 
 @pytest.fixture
-def page(browser, base_url: str) -> Iterator[Page]:  # noqa: ANN001
+def page(browser, base_url: str) -> Iterator[Page]:
     context = browser.new_context()
     pg = context.new_page()
     pg.set_default_timeout(15_000)
@@ -365,7 +365,7 @@ VIEWPORTS = [(1280, 800), (390, 844)]
     ids=["en", "zh-long-title"],
 )
 def test_the_first_screen_of_a_tip_page_shows_its_after_code(
-    browser,  # noqa: ANN001
+    browser,
     base_url: str,
     viewport: tuple[int, int],
     lang_prefix: str,
@@ -419,7 +419,7 @@ def test_the_first_screen_of_a_tip_page_shows_its_after_code(
     ],
     ids=lambda p: p.strip("/").replace("/", "-") or "home",
 )
-def test_no_horizontal_overflow_at_390_px(browser, base_url: str, path: str) -> None:  # noqa: ANN001
+def test_no_horizontal_overflow_at_390_px(browser, base_url: str, path: str) -> None:
     context = browser.new_context(viewport={"width": 390, "height": 844})
     try:
         page = context.new_page()
@@ -440,7 +440,7 @@ def test_no_horizontal_overflow_at_390_px(browser, base_url: str, path: str) -> 
 
 @pytest.mark.parametrize("lang_prefix", ["", "zh/"], ids=["en", "zh"])
 def test_chart_labels_are_tip_titles_and_readable_on_a_phone(
-    browser,  # noqa: ANN001
+    browser,
     base_url: str,
     lang_prefix: str,
 ) -> None:
@@ -516,7 +516,7 @@ CONTRAST_SELECTORS = [
 
 
 @pytest.mark.parametrize("scheme", ["default", "slate"], ids=["light", "dark"])
-def test_text_contrast_is_at_least_4_5_to_1(browser, base_url: str, scheme: str) -> None:  # noqa: ANN001
+def test_text_contrast_is_at_least_4_5_to_1(browser, base_url: str, scheme: str) -> None:
     """WCAG contrast from the computed colours, in the light and the dark palette."""
     context = browser.new_context()
     index = 0 if scheme == "default" else 1
@@ -564,7 +564,7 @@ MID_WORD_BREAKS_JS = """(selector) => {
 
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=["1280x800", "390x844"])
 def test_tables_fit_their_column_and_chinese_labels_keep_their_words(
-    browser,  # noqa: ANN001
+    browser,
     base_url: str,
     viewport: tuple[int, int],
 ) -> None:

@@ -404,7 +404,7 @@ def test_tip_pages_put_the_after_code_first_and_all_caveats_in_one_box() -> None
 
     for tip in TIPS:
         for lang in ("en", "zh"):
-            L = LABELS[lang]  # noqa: N806
+            L = LABELS[lang]
             page = tip_page(tip, lang, TIPS, {})
             tabs = re.findall(r'^=== "(.+)"$', page, re.M)
             if tip.after is not None:

@@ -62,7 +62,7 @@ def tool_page(browser: Browser, base_url: str) -> Iterator[Callable[[str, str], 
         contexts.append(context)
         tp = ToolPage(context.new_page())
 
-        def route(r) -> None:  # noqa: ANN001
+        def route(r) -> None:
             url = r.request.url
             tp.requests.append(url)
             if url.startswith(("data:", "blob:")) or urlsplit(url).hostname == HOST:
@@ -92,7 +92,7 @@ def tool_page(browser: Browser, base_url: str) -> Iterator[Callable[[str, str], 
         context.close()
 
 
-def _record_start(tp: ToolPage, request) -> None:  # noqa: ANN001
+def _record_start(tp: ToolPage, request) -> None:
     name = request.url.rsplit("/", 1)[-1]
     if name.endswith((".wasm", ".zip")):
         tp.timing[name] = request.timing["startTime"]

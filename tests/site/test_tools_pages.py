@@ -27,8 +27,7 @@ def tips() -> list:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--model", choices=("conv", "gpt"), default="conv", help="which model")
-    amp = parser.add_argument("--amp", action="store_true", help="mixed precision")
-    amp.feature = "amp"  # type: ignore[attr-defined]
+    parser.add_argument("--amp", action="store_true", help="mixed precision")
     parser.add_argument(
         "--amp-dtype", choices=("auto", "bf16"), help="dtype (default: %(default)s)"
     )
@@ -41,7 +40,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def test_one_control_per_flag_read_from_the_parser() -> None:
     form = tools.controls(
-        {"amp": ["autocast-mixed-precision"]}, {"autocast-mixed-precision": "AMP"}, _parser()
+        {"amp": ["autocast-mixed-precision"]},
+        {"autocast-mixed-precision": "AMP"},
+        _parser(),
+        features={"amp": ["amp"]},
     )
     by_name = {c.name: c for c in form}
     assert list(by_name) == ["model", "amp", "amp-dtype", "accum", "clip"]  # no output file
@@ -59,6 +61,20 @@ def test_one_control_per_flag_read_from_the_parser() -> None:
         "N",
     )
     assert by_name["clip"].step == "any"
+
+
+def test_each_composer_flag_names_the_tips_of_its_features() -> None:
+    """Each control links the tips its flag applies, as ``compose --help`` names them (the
+    form once read a ``feature`` attribute the flags no longer set, and linked none)."""
+    from generator.compose.options import OPTIONS
+
+    cites = read_tips_by_feature()
+    form = {c.name: c for c in tools.controls(cites, {})}
+    for option in OPTIONS:
+        features = sorted({f.name for f in option.features})
+        wanted = list(dict.fromkeys(t for f in features for t in cites.get(f, ())))
+        assert [t for t, _ in form[option.flag[2:]].tips] == wanted, option.name
+    assert form["amp"].tips and form["ddp"].tips
 
 
 def test_the_composer_form_has_the_command_s_flags_and_starts_with_its_plain_script(
