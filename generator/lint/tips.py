@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from generator.command import relative
 from generator.errors import Problem
 from generator.lint.rules import RULES
-from generator.records.load import display
 from generator.records.schema import Tip
 from generator.records.yamlio import Document
 
@@ -35,7 +35,7 @@ def rule_code_problems(
                 reason = f"{code} enforces the tip {owner!r}, not this one"
             else:
                 continue
-            problems.append(Problem(display(path), doc.line_of(("lint", i)), f"lint[{i}]", reason))
+            problems.append(Problem(relative(path), doc.line_of(("lint", i)), f"lint[{i}]", reason))
     if whole_corpus:
         for rule in RULES:
             if rule.tip not in listed:
@@ -46,7 +46,10 @@ def rule_code_problems(
                 path = next(p for p, (t, _) in loaded.items() if t.id == rule.tip)
                 problems.append(
                     Problem(
-                        display(path), 1, "lint", f"the rule {rule.code} enforces this tip: list it"
+                        relative(path),
+                        1,
+                        "lint",
+                        f"the rule {rule.code} enforces this tip: list it",
                     )
                 )
     return problems

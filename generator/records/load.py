@@ -37,11 +37,6 @@ def _all_field_names() -> list[str]:
 _FIELD_NAMES = _all_field_names()
 
 
-#: The name lint/tips.py imports (generator/lint is changed on branch a1-lint; at the merge it
-#: imports `generator.command.relative` and this alias goes).
-display = relative
-
-
 def _format_loc(loc: Iterable[str | int]) -> str:
     out = ""
     for part in loc:
