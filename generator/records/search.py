@@ -28,14 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from generator.records.problems import EntryPoints
+from generator.records.query import chinese_terms, query_terms, read_query, synonyms
 from generator.records.schema import Tip
 from generator.records.taxonomy import CATEGORIES, TAGS
-from generator.records.terms import STOP_EN, STOP_ZH, respelled, variants
+from generator.records.terms import respelled, variants
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
-_STOP_ZH = re.compile(STOP_ZH)
-_TOKEN = re.compile(r"[A-Za-z0-9_]+|[\u3400-\u9fff]+")
 #: The two tables of the index, as on the site: a page's fields (its own words, title,
 #: summary, keywords) and its text (code and prose), each ranked with BM25 on its own, since
 #: FTS5 normalises by the length of the whole row, and long prose would drown a title.
@@ -64,6 +63,8 @@ class Document:
     own: tuple[str, ...] = ()  # the page's own words: the best-match row looks at these
     # A tip's words from the problems it lists first: own words, ranked after the problem's.
     lead: tuple[str, ...] = ()
+    # What names the page when a query holds all its terms: a problem's title.
+    named: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     code: str = ""
     body: str = ""
@@ -90,33 +91,12 @@ def detect_lang(query: str) -> str:
     return "zh" if _CJK.search(query) else "en"
 
 
-def _chinese_terms(run: str) -> list[str]:
-    """A run of Chinese characters as terms: its characters (which find a word written in
-    another order: 爆显存 ~ 显存爆了) and its pairs of characters (which find the words)."""
-    run = _STOP_ZH.sub("", run)
-    return [*run, *(run[i : i + 2] for i in range(len(run) - 1))]
-
-
 def _segment(text: str) -> str:
     """``text`` with each run of Chinese characters written as its terms, separated by
     spaces, so FTS5 sees them as words."""
     if not _CJK.search(text):
         return text
-    return _CJK_RUN.sub(lambda m: " " + " ".join(_chinese_terms(m.group())) + " ", text)
-
-
-def query_terms(query: str) -> list[str]:
-    """The terms of a query: English words without stop words (unless nothing else is
-    left), Chinese characters and pairs of characters, each once."""
-    out: list[str] = []
-    for token in _TOKEN.findall(query):
-        if _CJK.search(token):
-            out += _chinese_terms(token)
-        elif token.lower() not in STOP_EN:
-            out.append(token.lower())
-    if not out:
-        out = [t.lower() for t in _TOKEN.findall(query)]
-    return list(dict.fromkeys(out))
+    return _CJK_RUN.sub(lambda m: " " + " ".join(chinese_terms(m.group())) + " ", text)
 
 
 def _stem(word: str) -> str:
@@ -128,14 +108,30 @@ def _stem(word: str) -> str:
     return word
 
 
-def _shared(query: list[str], phrase: str) -> float:
-    """The share of terms ``query`` and ``phrase`` have in common (over all terms of both)."""
-    terms = {_stem(t) for t in query_terms(phrase)}
+_CODE = re.compile(r"([a-z]+)0*(\d+)")
+
+
+def _key(term: str) -> str:
+    """A term as the best-match row compares it: a word up to its ending; a term with a digit
+    as it is (fp16 is no fp8), a code by its letters and number (ptt55 is ptt055)."""
+    if not any(c.isdigit() for c in term):
+        return _stem(term)
+    code = _CODE.fullmatch(term)
+    return f"{code[1]}{int(code[2])}" if code else term
+
+
+def _keys(phrase: str) -> frozenset[str]:
+    """The terms of a phrase as the best-match row compares them."""
+    return frozenset(_key(t) for t in query_terms(phrase, limit=None))
+
+
+def _shared(mine: frozenset[str], terms: frozenset[str]) -> float:
+    """The share of terms the query (``mine``) and a phrase have in common (over all terms
+    of both)."""
     if not terms:
         return 0.0
-    mine = {_stem(t) for t in query}
     shared = len(mine & terms)
-    if len(terms) == 1 and re.fullmatch(r"[a-z]+\d+", next(iter(terms))) and shared:
+    if len(terms) == 1 and shared and _CODE.fullmatch(next(iter(terms))):
         return 1.0  # a code (PTT011) names its page, whatever else the query holds
     return shared / (len(mine) + len(terms) - shared)
 
@@ -196,22 +192,44 @@ def _phrases(phrases: Iterable[str]) -> list[str]:
     return out + [r for p in out if (r := respelled(p))]
 
 
-def best_matches(docs: Sequence[Document], terms: list[str], most: int = 2) -> list[int]:
-    """The indexes of the documents whose title or own words (a tip's ``lead`` words
-    included) share at least `BEST` of their terms with the query, the highest share only, at
-    most ``most``; a page matched by its own words before a tip matched by the problem it
-    leads (the problem page, then its first tip)."""
+#: A problem page is a best match when the query holds every term of its title or of one of
+#: its search phrases of at least this many terms ("training is slow on one GPU" names
+#: "Training is slow"; one word, "OOM", does not make it one).
+CONTAINED = 2
 
-    def share(phrases: Iterable[str]) -> float:
-        return max((_shared(terms, p) for p in _phrases(phrases)), default=0.0)
 
-    own = [share((d.title, *d.own)) for d in docs]
-    shares = [max(o, share(d.lead)) for o, d in zip(own, docs, strict=True)]
-    top = max(shares, default=0.0)
-    if top < BEST:
-        return []
-    tied = [i for i, s in enumerate(shares) if s == top]
-    return sorted(tied, key=lambda i: own[i] < top)[:most]
+class BestMatches:
+    """The best-match row over ``docs``: each page's phrases as sets of terms, built once."""
+
+    def __init__(self, docs: Sequence[Document]) -> None:
+        def keys(phrases: Iterable[str]) -> list[frozenset[str]]:
+            return [k for p in _phrases(phrases) if (k := _keys(p))]
+
+        self.own = [keys((d.title, *d.own)) for d in docs]
+        self.lead = [keys(d.lead) for d in docs]
+        self.named = [[k for k in keys(d.named) if len(k) >= CONTAINED] for d in docs]
+
+    def find(self, terms: Sequence[str], most: int = 2) -> list[int]:
+        """The indexes of the documents whose title or own words (a tip's ``lead`` words
+        included) share at least `BEST` of their terms with the query, or a problem page
+        whose title (or a phrase of it) the query holds whole: the highest share only, at
+        most ``most``; a page matched by its own words before a tip matched by the problem
+        it leads (the problem page, then its first tip)."""
+        mine = frozenset(_key(t) for t in terms)
+
+        def share(phrases: list[frozenset[str]]) -> float:
+            return max((_shared(mine, p) for p in phrases), default=0.0)
+
+        own = [
+            1.0 if any(p <= mine for p in named) else share(phrases)
+            for phrases, named in zip(self.own, self.named, strict=True)
+        ]
+        shares = [max(o, share(lead)) for o, lead in zip(own, self.lead, strict=True)]
+        top = max(shares, default=0.0)
+        if top < BEST:
+            return []
+        tied = [i for i, s in enumerate(shares) if s == top]
+        return sorted(tied, key=lambda i: own[i] < top)[:most]
 
 
 class Index:
@@ -221,17 +239,23 @@ class Index:
         self.docs = list(docs)
         self.lang = lang
         self.db = build_index(self.docs, lang)
+        self.best = BestMatches(self.docs)
+        self.synonyms = synonyms(lang)
+
+    def terms(self, query: str) -> list[str]:
+        """The terms ``query`` is ranked by (`generator.records.query.read_query`)."""
+        return read_query(query, self.synonyms)
 
     def search(self, query: str, limit: int | None = 10) -> list[Hit]:
         """Rank the documents for ``query``: the best matches first, then every document
         holding a query term, best first; at most ``limit`` (``None``: all)."""
-        terms = query_terms(query)
+        terms = self.terms(query)
         if not terms:
             return []
         fields = _scores(self.db, "fields", _FIELD_WEIGHTS, terms)
         text = _scores(self.db, "text", _TEXT_WEIGHTS, terms)
         scores = {r: fields.get(r, 0.0) + TEXT * text.get(r, 0.0) for r in {*fields, *text}}
-        best = best_matches(self.docs, terms)
+        best = self.best.find(terms)
         order = [(i, 0.0, True) for i in best]
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
         order += [(rowid - 1, score, False) for rowid, score in ranked if rowid - 1 not in best]
@@ -301,6 +325,7 @@ def record_documents(
                 title=entry.title.get(lang),
                 summary=entry.intro.get(lang),
                 own=tuple(entry.keywords.get(lang)),
+                named=(entry.title.get(lang),),
                 keywords=tuple(entry.keywords.get(lang)),
                 id=slug,
             )
