@@ -136,8 +136,8 @@ def search_documents(lang: str, tips: Sequence[Tip] | None = None) -> list[Docum
 
 
 def search_document(code: str, lang: str, tips: Sequence[Tip] | None = None) -> Document:
-    """The search document of the rule ``code`` in ``lang``: found by its code and its name,
-    titled with its code and message in that language (the site's search box shows the same
+    """The search document of the rule ``code`` in ``lang``: found by its code (the words of
+    its name and message are its text: for them, the tip it enforces ranks first), titled with its code and message in that language (the site's search box shows the same
     title), and summed up by the title of the tip it enforces."""
     rule = next(r for r in RULES if r.code == code)
     tip = next((t for t in _tips(tips) if t.id == rule.tip), None)
@@ -157,7 +157,8 @@ def _document(rule: type[Rule], lang: str, tip_title: str) -> Document:
         title=title,
         summary=tip_title,
         own=(rule.code,),
-        keywords=(rule.code, rule.name.replace("-", " ")),
+        keywords=(rule.code,),
+        body=rule.name,  # as the page's heading says it
         command="lint",
         id=rule.code,
     )

@@ -327,6 +327,7 @@ def record_documents(
                 own=tuple(entry.keywords.get(lang)),
                 named=(entry.title.get(lang),),
                 keywords=tuple(entry.keywords.get(lang)),
+                body="\n".join(line.when.get(lang) for line in entry.triage),  # as the page's
                 id=slug,
             )
         )
