@@ -129,7 +129,10 @@ def test_a_broken_file_is_reported_with_its_line(
     problem = problems[0]
     assert problem.field == field and reason in problem.reason, problem
     line = path.read_text(encoding="utf-8").splitlines()[problem.line - 1]
-    assert re.search(r"memroy|everythin|显卡内存|fr:|--amp|channels-last", line), (problem.line, line)
+    assert re.search(r"memroy|everythin|显卡内存|fr:|--amp|channels-last", line), (
+        problem.line,
+        line,
+    )
 
 
 def test_validate_reports_an_unknown_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

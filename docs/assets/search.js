@@ -13,10 +13,14 @@
 //   rarity. An extra word ("low GPU utilization") adds to the pages that have it and drops
 //   none that lack it.
 // A "best match" row comes first: the pages whose title or own search words have most of
-// their terms in common with the query; a problem's words are also the own words of the tip
-// it lists first, so a query naming a problem shows the problem page and that tip. The
-// results are shown PAGE at a time, with a button for the next ones: no cap hides any.
-// `?q=words` in the address opens the search with that query.
+// their terms in common with the query, or a problem page whose title or search phrase the
+// query holds whole; a problem's words are also the own words of the tip it lists first, so
+// a query naming a problem shows the problem page and that tip. The results are shown PAGE
+// at a time, with a button for the next ones: no cap hides any.
+// A query is read as the CLI reads it (generator/records/query.py): its first characters and
+// terms only (a pasted megabyte costs what 2,000 characters cost), and the glossary's
+// synonyms (梯度检查点 is searched as 激活重计算). A term with a digit matches only itself (a
+// rule code names one rule). `?q=words` in the address opens the search with that query.
 (function () {
   "use strict";
   var root = document.querySelector("[data-tip-search]");
@@ -34,7 +38,7 @@
   // the share of terms a best match has in common with the query (over all terms of both).
   var W = { text: 1, fields: 1, whole: 1, title: 3, keys: 2, lead: 1, summary: 1, k1: 1.2,
     b: 0.75, best: 0.6, floor: 0.15 };
-  // A problem page's title names it in a query from this many terms (CONTAINED in
+  // A phrase names its page in a query that holds it from this many terms (CONTAINED in
   // generator/records/search.py).
   var CONTAINED = 2;
   // Matches in the title, the tip id and the keywords (tags, category, problems; see
@@ -84,9 +88,6 @@
               summary: rule ? [] : terms(p.summary || "", true) };
             p.own = [p.title].concat(p.words || []).map(function (w) { return terms(w); });
             p.leads = (p.lead || []).map(function (w) { return terms(w); });
-            // A problem page is named by a query that holds its title's terms (two at least).
-            var title = terms(p.title);
-            p.named = p.kind === "problem" && title.length >= CONTAINED ? title : null;
           });
           return pages;
         });
@@ -241,16 +242,26 @@
     return best;
   }
 
+  // Whether the query holds every term of one of the phrases (of CONTAINED terms at least;
+  // with `half`, a phrase that is at least half of the query).
+  function held(phrases, query, half) {
+    return phrases.some(function (f) {
+      return f.length >= CONTAINED && (!half || 2 * f.length >= query.length) &&
+        f.every(function (t) { return has(query, t); });
+    });
+  }
+
   // The best-bet row: pages whose title or own search words share most of their terms with
-  // the query, or a problem page whose title's terms the query holds ("training is slow on
-  // one GPU" names "Training is slow"), at most two; a tip also by the words of the problem
-  // it leads, after a page matched by its own words (the problem page, then its first tip).
+  // the query, or that it names (a problem page whose title or search phrase it holds whole:
+  // "training is slow on one GPU" names "Training is slow"), at most two; a tip also by the
+  // words of the problem it leads (held as at least half of the query), after a page matched
+  // by its own words (the problem page, then its first tip). As BestMatches in
+  // generator/records/search.py.
   function bestBets(pages, query) {
     var found = [];
     pages.forEach(function (page, i) {
-      var named = page.named && page.named.every(function (t) { return has(query, t); });
-      var own = named ? 1 : cover(page.own, query);
-      var best = Math.max(own, cover(page.leads, query));
+      var own = page.kind === "problem" && held(page.own, query) ? 1 : cover(page.own, query);
+      var best = Math.max(own, held(page.leads, query, true) ? 1 : cover(page.leads, query));
       if (best >= W.best) found.push({ page: page, cover: best, lead: own < best, i: i });
     });
     found.sort(function (a, b) { return b.cover - a.cover || a.lead - b.lead || a.i - b.i; });

@@ -10,7 +10,10 @@ Ranking is SQLite FTS5's BM25 (from the standard library) over one OR query of t
 terms, with titles and a page's own words weighted above keywords, summaries, code and prose,
 so an extra word ("low GPU utilization") adds to the pages that have it and drops none that
 lack it. Before the ranked pages come the best matches: the pages whose title or own words
-share most of their terms with the query, as in the site's "best match" row.
+share most of their terms with the query, or a problem page whose title or search phrase the
+query holds whole, as in the site's "best match" row (`BestMatches`, its phrases built once
+per index). A query is read by `generator.records.query`: capped, with the glossary's
+synonyms; a term with a digit matches only itself there (PTT038 is no PTT001).
 
 English text goes through the Porter stemmer and keeps ``_`` inside tokens, so ``no_grad``
 and ``set_to_none`` match as API names; each page also holds the other spelling of its
@@ -63,8 +66,6 @@ class Document:
     own: tuple[str, ...] = ()  # the page's own words: the best-match row looks at these
     # A tip's words from the problems it lists first: own words, ranked after the problem's.
     lead: tuple[str, ...] = ()
-    # What names the page when a query holds all its terms: a problem's title.
-    named: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     code: str = ""
     body: str = ""
@@ -192,9 +193,11 @@ def _phrases(phrases: Iterable[str]) -> list[str]:
     return out + [r for p in out if (r := respelled(p))]
 
 
-#: A problem page is a best match when the query holds every term of its title or of one of
-#: its search phrases of at least this many terms ("training is slow on one GPU" names
-#: "Training is slow"; one word, "OOM", does not make it one).
+#: Containment: a problem page is a best match when the query holds every term of its title
+#: or of one of its search phrases, of at least this many terms ("training is slow on one GPU"
+#: names "Training is slow", "RuntimeError: CUDA out of memory" names "CUDA out of memory"; a
+#: lone "OOM" does not); and a problem's first tip too when the phrase is at least half of the
+#: query ("set random seed": "random seed"), not when the query says much more.
 CONTAINED = 2
 
 
@@ -207,24 +210,33 @@ class BestMatches:
 
         self.own = [keys((d.title, *d.own)) for d in docs]
         self.lead = [keys(d.lead) for d in docs]
-        self.named = [[k for k in keys(d.named) if len(k) >= CONTAINED] for d in docs]
+        self.problem = [d.kind == "problem" for d in docs]
 
     def find(self, terms: Sequence[str], most: int = 2) -> list[int]:
         """The indexes of the documents whose title or own words (a tip's ``lead`` words
-        included) share at least `BEST` of their terms with the query, or a problem page
-        whose title (or a phrase of it) the query holds whole: the highest share only, at
-        most ``most``; a page matched by its own words before a tip matched by the problem
-        it leads (the problem page, then its first tip)."""
+        included) share at least `BEST` of their terms with the query, or that it names
+        (`CONTAINED`): the highest share only, at most ``most``; a page matched by its own
+        words before a tip matched by the problem it leads (the problem page, then its first
+        tip)."""
         mine = frozenset(_key(t) for t in terms)
 
         def share(phrases: list[frozenset[str]]) -> float:
             return max((_shared(mine, p) for p in phrases), default=0.0)
 
+        def held(phrases: list[frozenset[str]], half: bool = False) -> bool:
+            return any(
+                len(p) >= CONTAINED and p <= mine and (not half or 2 * len(p) >= len(mine))
+                for p in phrases
+            )
+
         own = [
-            1.0 if any(p <= mine for p in named) else share(phrases)
-            for phrases, named in zip(self.own, self.named, strict=True)
+            1.0 if problem and held(phrases) else share(phrases)
+            for phrases, problem in zip(self.own, self.problem, strict=True)
         ]
-        shares = [max(o, share(lead)) for o, lead in zip(own, self.lead, strict=True)]
+        shares = [
+            max(o, 1.0 if held(lead, half=True) else share(lead))
+            for o, lead in zip(own, self.lead, strict=True)
+        ]
         top = max(shares, default=0.0)
         if top < BEST:
             return []
@@ -325,7 +337,6 @@ def record_documents(
                 title=entry.title.get(lang),
                 summary=entry.intro.get(lang),
                 own=tuple(entry.keywords.get(lang)),
-                named=(entry.title.get(lang),),
                 keywords=tuple(entry.keywords.get(lang)),
                 body="\n".join(line.when.get(lang) for line in entry.triage),  # as the page's
                 id=slug,

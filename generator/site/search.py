@@ -51,10 +51,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from generator.errors import UserError
+from generator.records.query import directory_data
 from generator.records.render import plain_text
 from generator.records.schema import Tip
 from generator.records.taxonomy import CATEGORIES, TAGS
-from generator.records.query import directory_data
 from generator.records.terms import respelled, variants
 
 #: Pages left out of the index (source paths without language suffix; a trailing ``/`` is a
