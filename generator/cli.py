@@ -85,7 +85,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print_line(json.dumps([h.__dict__ for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1
     if not hits:
-        raise NotFound(f"nothing matches {query!r}")
+        shown = query if len(query) <= 60 else f"{query[:60]}…"
+        raise NotFound(f"nothing matches {shown!r}")
     names = [h.id if h.kind == "tip" else h.page for h in hits]
     width = max(len(n) for n in names)
     for rank_, (hit, name) in enumerate(zip(hits, names, strict=True), 1):

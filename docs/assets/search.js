@@ -147,7 +147,8 @@
   // What a search ranks by (read_query in generator/records/query.py): the text (the first
   // MAX_CHARS characters, with the synonyms) and its first MAX_TERMS terms.
   function read(query) {
-    var text = rewrite(query.slice(0, MAX_CHARS));
+    // Characters, as Python counts them (an emoji is one), of at most twice as many units.
+    var text = rewrite(Array.from(query.slice(0, 2 * MAX_CHARS)).slice(0, MAX_CHARS).join(""));
     return { text: text, terms: terms(text).slice(0, MAX_TERMS) };
   }
 
@@ -529,7 +530,9 @@
     read: async function (query) {
       await load();
       await directory;
-      return read(query.trim());
+      var r = read(query.trim());
+      r.words = words(r.text); // what Pagefind is asked for, the whole query and word by word
+      return r;
     },
     results: async function (query, n) {
       if (!query.trim()) return [];
