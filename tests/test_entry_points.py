@@ -77,6 +77,12 @@ def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
             "the glossary term is '显存'",
         ),
         (
+            "problems",
+            ("  helps: multi-gpu\n", "  helps: multi-gpus\n"),
+            "several-gpus.helps",
+            "helps must be one of cpu, cuda, multi-gpu",
+        ),
+        (
             "checklist",
             ("  - tip: seed-everything\n", "  - tip: seed-everythin\n"),
             "checks.0.tip",
@@ -112,6 +118,7 @@ def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
         "unknown-triage-tip",
         "triage-tip-not-listed",
         "triage-glossary",
+        "unknown-device",
         "unknown-checklist-tip",
         "glossary",
         "unknown-key",
@@ -129,7 +136,7 @@ def test_a_broken_file_is_reported_with_its_line(
     problem = problems[0]
     assert problem.field == field and reason in problem.reason, problem
     line = path.read_text(encoding="utf-8").splitlines()[problem.line - 1]
-    assert re.search(r"memroy|everythin|显卡内存|fr:|--amp|channels-last", line), (
+    assert re.search(r"memroy|everythin|显卡内存|fr:|--amp|channels-last|gpus", line), (
         problem.line,
         line,
     )

@@ -75,10 +75,25 @@ class Entry(Strict):
         max_length=8,
         description="The decision list the page opens with: if you see this, read that tip.",
     )
+    helps: str | None = Field(
+        default=None,
+        description="A kind of hardware (a key of DEVICES, such as `multi-gpu`) the problem is "
+        "about: the page says its list is the tips to read first, and links the catalog filtered "
+        "to every tip that pays off there.",
+    )
     doctor: bool = Field(
         default=False,
         description="Offer `pytorch-tips doctor` on the page: measure instead of guessing.",
     )
+
+    @field_validator("helps")
+    @classmethod
+    def _device(cls, value: str | None) -> str | None:
+        from generator.records.taxonomy import DEVICES
+
+        if value is not None and value not in DEVICES:
+            raise ValueError(f"helps must be one of {', '.join(DEVICES)}")
+        return value
 
     @field_validator("tips")
     @classmethod
@@ -334,6 +349,7 @@ def page_files(
 ) -> dict[Path, str]:
     """The problem pages and the checklist page in every language, by path under docs/."""
     from generator.records.render import render
+    from generator.records.taxonomy import DEVICES
 
     files: dict[Path, str] = {}
     for lang in langs:
@@ -346,6 +362,10 @@ def page_files(
                 tips=[tips_by_id[t] for t in entry.tips],
                 tips_by_id=tips_by_id,
                 doctor=doctor_page() if entry.doctor else None,
+                helping=[t for t in tips_by_id.values() if entry.helps in t.hardware.helps_on]
+                if entry.helps
+                else [],
+                devices=DEVICES,
                 lang=lang,
                 L=labels[lang],
             )

@@ -265,6 +265,40 @@ def test_home_page_counts_the_tips_and_starts_from_problems(built_site: Path) ->
         assert links == [c.tip for c in entry_points.checklist.checks]
 
 
+def test_the_three_multi_gpu_lists_say_what_they_hold(built_site: Path) -> None:
+    """Issue 27: the catalog's "Helps on: several GPUs" filter, the "Training on several GPUs"
+    problem page and the "Distributed training" category hold different lists (every tip that
+    pays off there, the ones to read first, the ones whose subject it is): each page says so,
+    with its count, and the other two link the catalog's filter."""
+    from generator.records.problems import load_entry_points
+
+    problem = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems["several-gpus"]
+    helping = sum("multi-gpu" in t.hardware.helps_on for t in TIPS)
+    category = sum(t.category == "distributed" for t in TIPS)
+    assert problem.helps == "multi-gpu" and len(problem.tips) < helping and category < helping
+    link = 'href="../../catalog/?helps=multi-gpu"'
+    for prefix, read_first, whose, everything in (
+        (
+            "",
+            f"These {len(problem.tips)} are the tips to read first",
+            f"The {category} tips whose",
+            "whatever its category",
+        ),
+        (
+            "zh/",
+            f"这 {len(problem.tips)} 条是最该先读的技巧",
+            f"以本分类为主题的 {category} 条",
+            "不论分类",
+        ),
+    ):
+        page = (built_site / prefix / "problems/several-gpus/index.html").read_text("utf-8")
+        assert read_first in page and f" {helping} " in page and link in page, prefix
+        page = (built_site / prefix / "categories/distributed/index.html").read_text("utf-8")
+        assert whose in page and f" {helping} " in page and link in page, prefix
+        catalog = (built_site / prefix / "catalog/index.html").read_text("utf-8")
+        assert everything in catalog, prefix
+
+
 def test_pages_load_nothing_from_other_hosts(built_site: Path) -> None:
     pattern = re.compile(
         r"<(?:script|link|img|iframe)[^>]+(?:src|href)=\"(https?:)?//(?!127\.0\.0\.1)"
