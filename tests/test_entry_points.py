@@ -15,7 +15,8 @@ from generator.records.problems import (
     check_entry_points,
 )
 
-IDS = {str(t.id) for t in load_tips()}
+TIPS = load_tips()
+IDS = {str(t.id) for t in TIPS}
 
 
 def test_the_committed_files_are_valid_and_cover_the_six_problems() -> None:
@@ -152,3 +153,21 @@ def test_validate_reports_an_unknown_id(tmp_path: Path, monkeypatch: pytest.Monk
     assert [p.reason for p in found if p.file.endswith("_problems.yaml")] == [
         "no tip has the id 'no-such-tip'"
     ]
+
+
+def test_the_doctor_is_offered_on_its_problems_once_its_page_exists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Measure instead of guessing: the memory and speed pages link `pytorch-tips doctor` when
+    docs/doctor.md exists (the build stays green before it does), the other pages never."""
+    from generator.records import problems as module
+    from generator.records.ui import labels
+
+    entry_points, _ = check_entry_points(IDS)
+    assert entry_points is not None
+    by_id = {str(t.id): t for t in TIPS}
+    for page, offered in ((None, set()), ("doctor.md", {"out-of-memory", "slow-training"})):
+        monkeypatch.setattr(module, "doctor_page", lambda page=page: page)
+        files = module.page_files(entry_points, by_id, labels(), langs=("en",))
+        linked = {p.stem for p, text in files.items() if "(../doctor.md)" in text}
+        assert linked == offered, page
