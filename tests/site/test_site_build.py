@@ -76,8 +76,20 @@ def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
         kinds = {p["url"]: p["kind"] for p in pages}
         assert kinds["composer/"] == kinds["lint/"] == "tool"
         assert kinds["problems/out-of-memory/"] == "problem"
+        # A code's own page is its rule's (the page that lists every rule does not claim it),
+        # titled with its message in the page's language, summed up by its tip's title.
         lint = next(p for p in pages if p["url"] == "lint/")
-        assert "PTT020" in lint["words"]  # the page that lists every rule is found by code
+        assert "PTT020" not in lint["words"]
+        rule = next(p for p in pages if p["url"] == "lint/rules/PTT020/")
+        assert rule["words"] == ["PTT020"] and rule["title"].startswith("PTT020")
+        assert any("\u4e00" <= c <= "\u9fff" for c in rule["title"]) == (lang == "zh")
+        assert rule["summary"] == next(t for t in TIPS if t.id == "avoid-cpu-gpu-syncs").title.get(
+            lang
+        )
+        # How the CLI reads a query: its caps and the glossary's synonyms (梯度检查点).
+        assert directory["max_chars"] > 0 and directory["max_terms"] > 0
+        synonyms = {term for _, term, *_ in directory["synonyms"]}
+        assert ("激活重计算" if lang == "zh" else "activation checkpointing") in synonyms
     assert not (built_site / "search" / "search_index.json").exists()  # no second engine
     tip = (built_site / "zh" / "tips" / "gradient-accumulation" / "index.html").read_text(
         encoding="utf-8"
