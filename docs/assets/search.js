@@ -79,8 +79,8 @@
           });
           var pages = data.pages || [];
           pages.forEach(function (p) {
-            // A rule's page ranks by its code and name: for its message's words, the tip it
-            // enforces is the better answer (as in the CLI).
+            // A rule's page ranks by its code (its keys): for the words of its message, the
+            // tip it enforces is the better answer (as in the CLI).
             var rule = p.kind === "rule";
             p.t = { title: rule ? [] : terms(p.title, true),
               keys: terms((p.keys || []).join(" ; "), true),
@@ -170,12 +170,12 @@
   }
 
   var DIGIT = /\d/;
-  var CODE = /^([a-z]+)0*(\d+)$/;
+  var CODE = /^([a-z]+)(\d+)$/;
 
   // A code by its letters and number (ptt55 is ptt055), another term as it is.
   function code(term) {
     var m = CODE.exec(term);
-    return m ? m[1] + Number(m[2]) : term;
+    return m ? m[1] + (m[2].replace(/^0+/, "") || "0") : term;
   }
 
   // Whether two terms are one up to an ending (accumulate ~ accumulation, lint ~ linter); a

@@ -109,7 +109,7 @@ def _stem(word: str) -> str:
     return word
 
 
-_CODE = re.compile(r"([a-z]+)0*(\d+)")
+_CODE = re.compile(r"([a-z]+)(\d+)")
 
 
 def _key(term: str) -> str:
@@ -118,7 +118,7 @@ def _key(term: str) -> str:
     if not any(c.isdigit() for c in term):
         return _stem(term)
     code = _CODE.fullmatch(term)
-    return f"{code[1]}{int(code[2])}" if code else term
+    return f"{code[1]}{code[2].lstrip('0') or '0'}" if code else term
 
 
 def _keys(phrase: str) -> frozenset[str]:
