@@ -313,7 +313,7 @@
 
   // Every page matching the query, best first, the best matches at the top: rows of
   // {page (its directory entry), result (Pagefind's), best}. Pages below W.floor of the first
-  // one's score are left out: they share only a common word with the query.
+  // ranked one's score are left out: they share only a common word with the query.
   async function rank(pf, query) {
     var pages = await directory;
     var input = read(query);
@@ -332,13 +332,14 @@
       var id = page.id || page.url;
       if (!rows.has(id) && f(page)) rows.set(id, { page: page, result: null, score: W.fields * f(page) });
     });
-    var ranked = Array.from(rows.values()).sort(function (a, b) { return b.score - a.score; });
-    var top = ranked.length ? ranked[0].score : 0;
     var best = bestBets(pages, q);
     var bestSet = new Set(best);
-    ranked = ranked.filter(function (row) {
-      return !bestSet.has(row.page) && row.score >= W.floor * top;
-    });
+    // The floor is relative to the first page after the best matches: a rule's code, a best
+    // match far above every other page, still lists the tip the rule enforces.
+    var ranked = Array.from(rows.values()).filter(function (row) { return !bestSet.has(row.page); })
+      .sort(function (a, b) { return b.score - a.score; });
+    var top = ranked.length ? ranked[0].score : 0;
+    ranked = ranked.filter(function (row) { return row.score >= W.floor * top; });
     return best.map(function (p) { return { page: p, result: null, best: true }; }).concat(ranked);
   }
 
