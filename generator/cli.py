@@ -100,9 +100,13 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def _add_search(p: argparse.ArgumentParser) -> None:
     from generator.records.cli import positive_int
+    from generator.records.query import MAX_CHARS, MAX_TERMS
 
     p.add_argument(
-        "query", nargs="+", help="words, API names (no_grad), rule codes or Chinese (显存)"
+        "query",
+        nargs="+",
+        help="words, API names (no_grad), rule codes or Chinese (显存); the first "
+        f"{MAX_CHARS:,} characters and {MAX_TERMS} terms count",
     )
     p.add_argument(
         "--lang",
