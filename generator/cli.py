@@ -95,7 +95,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print_line(json.dumps([h.__dict__ for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1
     if not hits:
-        raise NotFound(f"nothing matches {query!r}")
+        shown = query if len(query) <= 60 else f"{query[:60]}…"
+        raise NotFound(f"nothing matches {shown!r}")
     names = [h.id if h.kind == "tip" else h.page for h in hits]
     width = max(len(n) for n in names)
     for rank_, (hit, name) in enumerate(zip(hits, names, strict=True), 1):
@@ -108,8 +109,13 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _add_search(p: argparse.ArgumentParser) -> None:
+    from generator.records.query import MAX_CHARS, MAX_TERMS
+
     p.add_argument(
-        "query", nargs="+", help="words, API names (no_grad), rule codes or Chinese (显存)"
+        "query",
+        nargs="+",
+        help="words, API names (no_grad), rule codes or Chinese (显存); the first "
+        f"{MAX_CHARS:,} characters and {MAX_TERMS} terms count",
     )
     p.add_argument(
         "--lang",

@@ -15,7 +15,8 @@ from generator.records.problems import (
     check_entry_points,
 )
 
-IDS = {str(t.id) for t in load_tips()}
+TIPS = load_tips()
+IDS = {str(t.id) for t in TIPS}
 
 
 def test_the_committed_files_are_valid_and_cover_the_six_problems() -> None:
@@ -31,6 +32,13 @@ def test_the_committed_files_are_valid_and_cover_the_six_problems() -> None:
         "checkpoints",
     }
     assert 12 <= len(entry_points.checklist.checks) <= 24  # one page, read in one sitting
+    for slug, entry in entry_points.problems.items():  # every page opens with its triage
+        assert 2 <= len(entry.triage) <= 8, slug
+        assert {t for line in entry.triage for t in line.tips} <= set(entry.tips), slug
+    assert {s for s, e in entry_points.problems.items() if e.doctor} == {
+        "out-of-memory",
+        "slow-training",
+    }
 
 
 def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
@@ -47,9 +55,33 @@ def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
     [
         (
             "problems",
-            ("    - measure-gpu-memory\n", "    - measure-gpu-memroy\n"),
-            "out-of-memory.tips.0",
-            "no tip has the id 'measure-gpu-memroy'",
+            ("    - find-max-batch-size\n", "    - find-max-batch-memroy\n"),
+            "out-of-memory.tips.2",
+            "no tip has the id 'find-max-batch-memroy'",
+        ),
+        (
+            "problems",
+            ("      tips: [expandable-segments-allocator]\n", "      tips: [expandable-memroy]\n"),
+            "out-of-memory.triage.1.tips.0",
+            "no tip has the id 'expandable-memroy'",
+        ),
+        (
+            "problems",
+            ("      tips: [chunked-cross-entropy]\n", "      tips: [channels-last]\n"),
+            "out-of-memory.triage.4.tips.0",
+            "'channels-last' is not in the problem's own list of tips",
+        ),
+        (
+            "problems",
+            ("        zh: 只在评估时显存不够\n", "        zh: 只在评估时显卡内存不够\n"),
+            "out-of-memory.triage.6.when.zh",
+            "the glossary term is '显存'",
+        ),
+        (
+            "problems",
+            ("  helps: multi-gpu\n", "  helps: multi-gpus\n"),
+            "several-gpus.helps",
+            "helps must be one of cpu, cuda, multi-gpu",
         ),
         (
             "checklist",
@@ -84,6 +116,10 @@ def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
     ],
     ids=[
         "unknown-problem-tip",
+        "unknown-triage-tip",
+        "triage-tip-not-listed",
+        "triage-glossary",
+        "unknown-device",
         "unknown-checklist-tip",
         "glossary",
         "unknown-key",
@@ -101,7 +137,10 @@ def test_a_broken_file_is_reported_with_its_line(
     problem = problems[0]
     assert problem.field == field and reason in problem.reason, problem
     line = path.read_text(encoding="utf-8").splitlines()[problem.line - 1]
-    assert re.search(r"memroy|everythin|显卡内存|fr:|--amp", line), (problem.line, line)
+    assert re.search(r"memroy|everythin|显卡内存|fr:|--amp|channels-last|gpus", line), (
+        problem.line,
+        line,
+    )
 
 
 def test_validate_reports_an_unknown_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,3 +153,21 @@ def test_validate_reports_an_unknown_id(tmp_path: Path, monkeypatch: pytest.Monk
     assert [p.reason for p in found if p.file.endswith("_problems.yaml")] == [
         "no tip has the id 'no-such-tip'"
     ]
+
+
+def test_the_doctor_is_offered_on_its_problems_once_its_page_exists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Measure instead of guessing: the memory and speed pages link `pytorch-tips doctor` when
+    docs/doctor.md exists (the build stays green before it does), the other pages never."""
+    from generator.records import problems as module
+    from generator.records.ui import labels
+
+    entry_points, _ = check_entry_points(IDS)
+    assert entry_points is not None
+    by_id = {str(t.id): t for t in TIPS}
+    for page, offered in ((None, set()), ("doctor.md", {"out-of-memory", "slow-training"})):
+        monkeypatch.setattr(module, "doctor_page", lambda page=page: page)
+        files = module.page_files(entry_points, by_id, labels(), langs=("en",))
+        linked = {p.stem for p, text in files.items() if "(../doctor.md)" in text}
+        assert linked == offered, page

@@ -13,10 +13,14 @@
 //   rarity. An extra word ("low GPU utilization") adds to the pages that have it and drops
 //   none that lack it.
 // A "best match" row comes first: the pages whose title or own search words have most of
-// their terms in common with the query; a problem's words are also the own words of the tip
-// it lists first, so a query naming a problem shows the problem page and that tip. The
-// results are shown PAGE at a time, with a button for the next ones: no cap hides any.
-// `?q=words` in the address opens the search with that query.
+// their terms in common with the query, or a problem page whose title or search phrase the
+// query holds whole; a problem's words are also the own words of the tip it lists first, so
+// a query naming a problem shows the problem page and that tip. The results are shown PAGE
+// at a time, with a button for the next ones: no cap hides any.
+// A query is read as the CLI reads it (generator/records/query.py): its first characters and
+// terms only (a pasted megabyte costs what 2,000 characters cost), and the glossary's
+// synonyms (梯度检查点 is searched as 激活重计算). A term with a digit matches only itself (a
+// rule code names one rule). `?q=words` in the address opens the search with that query.
 (function () {
   "use strict";
   var root = document.querySelector("[data-tip-search]");
@@ -34,12 +38,20 @@
   // the share of terms a best match has in common with the query (over all terms of both).
   var W = { text: 1, fields: 1, whole: 1, title: 3, keys: 2, lead: 1, summary: 1, k1: 1.2,
     b: 0.75, best: 0.6, floor: 0.15 };
+  // A phrase names its page in a query that holds it from this many terms (CONTAINED in
+  // generator/records/search.py).
+  var CONTAINED = 2;
   // Matches in the title, the tip id and the keywords (tags, category, problems; see
   // generator/site/search.py) rank above matches in the body text.
   var RANKING = { metaWeights: { title: 5, id: 5, keywords: 3 } };
-  // Words that carry no meaning in a query, from the page directory (generator/records/terms.py).
+  // How a query is read, from the page directory (generator/records/query.py, as the CLI
+  // reads it): its first MAX_CHARS characters, its first MAX_TERMS terms, the words that carry
+  // no meaning, and the glossary's synonyms ([pattern, term, replace, unless words]).
+  var MAX_CHARS = 2000;
+  var MAX_TERMS = 64;
   var STOP = new Set();
   var STOP_ZH = null;
+  var SYNONYMS = [];
   var CJK = /[\u3400-\u9fff]/;
   var pagefind = null;
   var directory = null;
@@ -58,14 +70,24 @@
         .then(function (r) { return r.ok ? r.json() : {}; })
         .catch(function () { return {}; })
         .then(function (data) {
+          MAX_CHARS = data.max_chars || MAX_CHARS;
+          MAX_TERMS = data.max_terms || MAX_TERMS;
           STOP = new Set(data.stop || []);
           STOP_ZH = data.stop_zh ? new RegExp(data.stop_zh, "g") : null;
+          SYNONYMS = (data.synonyms || []).map(function (s) {
+            return { pattern: new RegExp(s[0], "g"), term: s[1], replace: s[2], unless: s[3] };
+          });
           var pages = data.pages || [];
           pages.forEach(function (p) {
-            p.t = { title: terms(p.title, true), keys: terms((p.keys || []).join(" ; "), true),
-              lead: terms((p.lead || []).join(" ; "), true), summary: terms(p.summary || "", true) };
-            p.own = [p.title].concat(p.words || []).map(terms);
-            p.leads = (p.lead || []).map(terms);
+            // A rule's page ranks by its code (its keys): for the words of its message, the
+            // tip it enforces is the better answer (as in the CLI).
+            var rule = p.kind === "rule";
+            p.t = { title: rule ? [] : terms(p.title, true),
+              keys: terms((p.keys || []).join(" ; "), true),
+              lead: terms((p.lead || []).join(" ; "), true),
+              summary: rule ? [] : terms(p.summary || "", true) };
+            p.own = [p.title].concat(p.words || []).map(function (w) { return terms(w); });
+            p.leads = (p.lead || []).map(function (w) { return terms(w); });
           });
           return pages;
         });
@@ -74,20 +96,60 @@
   }
 
   // The terms of a text: English words in lower case (dotted names split, stop words out),
-  // and the characters and pairs of characters of each Chinese run (stop words cut out);
-  // with `all`, every occurrence (for BM25F's term counts), else each term once.
+  // and each Chinese run (stop words cut out) as its characters, each followed by the pair it
+  // ends; with `all`, every occurrence (for BM25F's term counts), else each term once, in order.
   function terms(text, all) {
     var out = [];
-    (text.toLowerCase().match(/[a-z0-9_]+|[\u3400-\u9fff]+/g) || []).forEach(function (w) {
+    var tokens = text.toLowerCase().match(/[a-z0-9_]+|[\u3400-\u9fff]+/g) || [];
+    tokens.forEach(function (w) {
       if (CJK.test(w)) {
         var run = STOP_ZH ? w.replace(STOP_ZH, "") : w;
-        out.push.apply(out, run.split(""));
-        for (var i = 0; i + 1 < run.length; i++) out.push(run.slice(i, i + 2));
+        for (var i = 0; i < run.length; i++) {
+          out.push(run[i]);
+          if (i) out.push(run.slice(i - 1, i + 1));
+        }
       } else if (!STOP.has(w)) {
         out.push(w);
       }
     });
+    if (!all && !out.length) out = tokens; // only stop words: keep them
     return all ? out : Array.from(new Set(out));
+  }
+
+  // The query in lower case with the glossary's synonyms: a variant in Chinese characters
+  // replaced by the term, one in Latin letters followed by it; longest phrases first, none
+  // overlapping, a term left alone where the query names one of its `unless` words
+  // (generator/records/query.py's rewrite, the CLI's).
+  function rewrite(query) {
+    query = query.toLowerCase();
+    var taken = [];
+    SYNONYMS.forEach(function (s) {
+      if (s.unless.some(function (w) { return query.indexOf(w.toLowerCase()) >= 0; })) return;
+      s.pattern.lastIndex = 0;
+      var m;
+      while ((m = s.pattern.exec(query)) !== null) {
+        var start = m.index, end = m.index + m[0].length;
+        if (end === start) { s.pattern.lastIndex++; continue; }
+        var free = taken.every(function (t) { return end <= t.start || start >= t.end; });
+        if (free) taken.push({ start: start, end: end, s: s });
+      }
+    });
+    taken.sort(function (a, b) { return a.start - b.start; });
+    var out = "", pos = 0;
+    taken.forEach(function (t) {
+      out += query.slice(pos, t.start) + (t.s.replace ? "" : query.slice(t.start, t.end)) +
+        " " + t.s.term + " ";
+      pos = t.end;
+    });
+    return out + query.slice(pos);
+  }
+
+  // What a search ranks by (read_query in generator/records/query.py): the text (the first
+  // MAX_CHARS characters, with the synonyms) and its first MAX_TERMS terms.
+  function read(query) {
+    // Characters, as Python counts them (an emoji is one), of at most twice as many units.
+    var text = rewrite(Array.from(query.slice(0, 2 * MAX_CHARS)).slice(0, MAX_CHARS).join(""));
+    return { text: text, terms: terms(text).slice(0, MAX_TERMS) };
   }
 
   // The words Pagefind looks up: the query's words as the browser segments them.
@@ -104,12 +166,23 @@
     var content = all.filter(function (w) {
       return !STOP.has(w) && !(STOP_ZH && w.replace(STOP_ZH, "") === "");
     });
-    return Array.from(new Set(content.length ? content : all));
+    return Array.from(new Set(content.length ? content : all)).slice(0, MAX_TERMS);
   }
 
-  // Whether two terms are one up to an ending (accumulate ~ accumulation, lint ~ linter).
+  var DIGIT = /\d/;
+  var CODE = /^([a-z]+)(\d+)$/;
+
+  // A code by its letters and number (ptt55 is ptt055), another term as it is.
+  function code(term) {
+    var m = CODE.exec(term);
+    return m ? m[1] + (m[2].replace(/^0+/, "") || "0") : term;
+  }
+
+  // Whether two terms are one up to an ending (accumulate ~ accumulation, lint ~ linter); a
+  // term with a digit only as itself (fp16 is no fp8, PTT038 no PTT001), a code by its number.
   function same(a, b) {
     if (a === b) return true;
+    if (DIGIT.test(a) || DIGIT.test(b)) return code(a) === code(b);
     if (CJK.test(a) || CJK.test(b)) return false;
     var n = 0;
     while (n < a.length && n < b.length && a[n] === b[n]) n++;
@@ -163,21 +236,33 @@
       var shared = query.filter(function (q) { return has(field, q); }).length;
       best = Math.max(best, shared / (query.length + field.length - shared));
       // A code (PTT011) names its page, whatever else the query holds.
-      if (field.length === 1 && /^[a-z]+\d+$/.test(field[0]) && query.indexOf(field[0]) >= 0) {
+      if (field.length === 1 && CODE.test(field[0]) && has(query, field[0])) {
         best = Math.max(best, 1);
       }
     });
     return best;
   }
 
+  // Whether the query holds every term of one of the phrases (of CONTAINED terms at least;
+  // with `half`, a phrase that is at least half of the query).
+  function held(phrases, query, half) {
+    return phrases.some(function (f) {
+      return f.length >= CONTAINED && (!half || 2 * f.length >= query.length) &&
+        f.every(function (t) { return has(query, t); });
+    });
+  }
+
   // The best-bet row: pages whose title or own search words share most of their terms with
-  // the query, at most two; a tip also by the words of the problem it leads, after a page
-  // matched by its own words (the problem page, then its first tip).
+  // the query, or that it names (a problem page whose title or search phrase it holds whole:
+  // "training is slow on one GPU" names "Training is slow"), at most two; a tip also by the
+  // words of the problem it leads (held as at least half of the query), after a page matched
+  // by its own words (the problem page, then its first tip). As BestMatches in
+  // generator/records/search.py.
   function bestBets(pages, query) {
     var found = [];
     pages.forEach(function (page, i) {
-      var own = cover(page.own, query);
-      var best = Math.max(own, cover(page.leads, query));
+      var own = page.kind === "problem" && held(page.own, query) ? 1 : cover(page.own, query);
+      var best = Math.max(own, held(page.leads, query, true) ? 1 : cover(page.leads, query));
       if (best >= W.best) found.push({ page: page, cover: best, lead: own < best, i: i });
     });
     found.sort(function (a, b) { return b.cover - a.cover || a.lead - b.lead || a.i - b.i; });
@@ -190,7 +275,7 @@
   // its best page, times its rarity). Chinese terms are pairs of characters, looked up as
   // phrases: each page also indexes its characters one by one, in order (generator/site/
   // search.py), so the phrase "计时" holds the pages with those two characters side by side.
-  async function textScores(pf, query, n) {
+  async function textScores(pf, read, n) {
     var scores = new Map();
     var results = new Map();
     function addAll(found, weight) {
@@ -202,16 +287,21 @@
         scores.set(r.id, (scores.get(r.id) || 0) + weight * idf * r.score / max);
       });
     }
-    var parts = words(query);
-    addAll((await pf.search(parts.join(" ") || query)).results, W.whole);
-    var each = CJK.test(query) ? terms(query) : parts.length > 1 ? parts : [];
-    for (var i = 0; i < each.length; i++) {
-      var phrase = CJK.test(each[i]) && each[i].length > 1;
-      var found = (await pf.search(phrase ? '"' + each[i] + '"' : each[i])).results;
+    var parts = words(read.text);
+    var each = CJK.test(read.text) ? read.terms : parts.length > 1 ? parts : [];
+    // Every search at once; their results are added in order, as if one after the other.
+    var found = await Promise.all([pf.search(parts.join(" ") || read.text)].concat(
+      each.map(function (term) {
+        return pf.search(CJK.test(term) && term.length > 1 ? '"' + term + '"' : term);
+      })));
+    addAll(found[0].results, W.whole);
+    each.forEach(function (term, i) {
+      var phrase = CJK.test(term) && term.length > 1;
       // A phrase search gives every page the same score: its rarity alone counts.
-      addAll(phrase ? found.map(function (r) { return { id: r.id, score: 1, data: r.data }; })
-        : found, 1);
-    }
+      addAll(phrase ? found[i + 1].results.map(function (r) {
+        return { id: r.id, score: 1, data: r.data };
+      }) : found[i + 1].results, 1);
+    });
     return { scores: scores, results: results };
   }
 
@@ -223,13 +313,14 @@
 
   // Every page matching the query, best first, the best matches at the top: rows of
   // {page (its directory entry), result (Pagefind's), best}. Pages below W.floor of the first
-  // one's score are left out: they share only a common word with the query.
+  // ranked one's score are left out: they share only a common word with the query.
   async function rank(pf, query) {
     var pages = await directory;
-    var q = terms(query);
+    var input = read(query);
+    var q = input.terms;
     var byId = new Map();
     pages.forEach(function (p) { if (p.id) byId.set(p.id, p); });
-    var text = await textScores(pf, query, pages.length || 100);
+    var text = await textScores(pf, input, pages.length || 100);
     var t = normalised(text.scores);
     var f = normalised(fieldScores(pages, q));
     var rows = new Map();
@@ -241,13 +332,14 @@
       var id = page.id || page.url;
       if (!rows.has(id) && f(page)) rows.set(id, { page: page, result: null, score: W.fields * f(page) });
     });
-    var ranked = Array.from(rows.values()).sort(function (a, b) { return b.score - a.score; });
-    var top = ranked.length ? ranked[0].score : 0;
     var best = bestBets(pages, q);
     var bestSet = new Set(best);
-    ranked = ranked.filter(function (row) {
-      return !bestSet.has(row.page) && row.score >= W.floor * top;
-    });
+    // The floor is relative to the first page after the best matches: a rule's code, a best
+    // match far above every other page, still lists the tip the rule enforces.
+    var ranked = Array.from(rows.values()).filter(function (row) { return !bestSet.has(row.page); })
+      .sort(function (a, b) { return b.score - a.score; });
+    var top = ranked.length ? ranked[0].score : 0;
+    ranked = ranked.filter(function (row) { return row.score >= W.floor * top; });
     return best.map(function (p) { return { page: p, result: null, best: true }; }).concat(ranked);
   }
 
@@ -432,6 +524,26 @@
       open();
     });
   });
+
+  // For tests, and for a look at the ranking from the console: the terms a query is ranked by,
+  // and the addresses of its first n results, best first, as the list shows them.
+  window.tipSearch = {
+    read: async function (query) {
+      await load();
+      await directory;
+      var r = read(query.trim());
+      r.words = words(r.text); // what Pagefind is asked for, the whole query and word by word
+      return r;
+    },
+    results: async function (query, n) {
+      if (!query.trim()) return [];
+      var ranked = (await rank(await load(), query.trim())).slice(0, n || PAGE);
+      return Promise.all(ranked.map(async function (r) {
+        if (r.page) return new URL(r.page.url, site).pathname;
+        return new URL((await r.result.data()).url, location.href).pathname;
+      }));
+    },
+  };
 
   var query = new URLSearchParams(location.search).get("q");
   if (query !== null) {

@@ -130,20 +130,35 @@ def rule_pages(lang: str, tips: Sequence[Tip] | None = None) -> dict[str, str]:
 
 
 def search_documents(lang: str, tips: Sequence[Tip] | None = None) -> list[Document]:
-    """One search document per rule (`generator.records.search`): found by its code, its
-    name, its message and the title of its tip."""
-    from generator.records.search import Document
+    """One search document per rule (`generator.records.search`), as `search_document`."""
+    titles = {t.id: t.title.get(lang) for t in _tips(tips)}
+    return [_document(rule, lang, titles.get(rule.tip, rule.tip)) for rule in RULES]
 
-    return [
-        Document(
-            page=rule_path(row.code),
-            kind="rule",
-            title=f"{row.code}: {row.message}",
-            summary=row.message,
-            own=(row.code,),
-            keywords=(row.code, rule.name.replace("-", " ")),
-            command="lint",
-            id=row.code,
-        )
-        for row, rule in zip(rule_rows(lang, tips), RULES, strict=True)
-    ]
+
+def search_document(code: str, lang: str, tips: Sequence[Tip] | None = None) -> Document:
+    """The search document of the rule ``code`` in ``lang``: found by its code (the words of
+    its name and message are its text: for them, the tip it enforces ranks first), titled with its code and message in that language (the site's search box shows the same
+    title), and summed up by the title of the tip it enforces."""
+    rule = next(r for r in RULES if r.code == code)
+    tip = next((t for t in _tips(tips) if t.id == rule.tip), None)
+    return _document(rule, lang, tip.title.get(lang) if tip else rule.tip)
+
+
+def _document(rule: type[Rule], lang: str, tip_title: str) -> Document:
+    from generator.records.search import Document
+    from generator.records.ui import labels
+
+    title = labels()[lang]["search_rule_title"].format(
+        code=rule.code, message=rule.message_in(lang)
+    )
+    return Document(
+        page=rule_path(rule.code),
+        kind="rule",
+        title=title,
+        summary=tip_title,
+        own=(rule.code,),
+        keywords=(rule.code,),
+        body=rule.name,  # as the page's heading says it
+        command="lint",
+        id=rule.code,
+    )

@@ -63,6 +63,11 @@ class Term(Strict):
         description="Variants that must not appear in Chinese text (outside code); Latin "
         "variants match whole words, case-insensitively."
     )
+    aliases: list[str] = Field(
+        default=[],
+        description="Other English names users search the concept by (gradient checkpointing); "
+        "search reads them as the term, in both languages.",
+    )
     note: Text | None = Field(default=None, description="Usage note shown on the glossary page.")
     allow: list[str] = Field(
         default=[],
@@ -91,7 +96,7 @@ class Term(Strict):
             raise ValueError(f"the gloss must start with the term {term!r}")
         return value
 
-    @field_validator("avoid")
+    @field_validator("avoid", "aliases")
     @classmethod
     def _distinct(cls, value: list[str]) -> list[str]:
         if len(set(value)) != len(value) or any(not v.strip() for v in value):

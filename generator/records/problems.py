@@ -47,6 +47,17 @@ class Keywords(Strict):
         return self.zh if lang == "zh" else self.en
 
 
+class Triage(Strict):
+    """One line of a problem's decision list: what the user sees, and the tips that answer it."""
+
+    when: Text = Field(
+        description="What the user sees or measures, as they would say it (a message, a trace)."
+    )
+    tips: list[str] = Field(
+        min_length=1, max_length=3, description="The tips that answer it; each one the page lists."
+    )
+
+
 class Entry(Strict):
     """One problem and the tips that address it, in reading order."""
 
@@ -60,6 +71,30 @@ class Entry(Strict):
         description="What users search for with this problem; every listed tip is found by them."
     )
     tips: list[str] = Field(min_length=3, description="Tip ids, most useful first.")
+    triage: list[Triage] = Field(
+        min_length=2,
+        max_length=8,
+        description="The decision list the page opens with: if you see this, read that tip.",
+    )
+    helps: str | None = Field(
+        default=None,
+        description="A kind of hardware (a key of DEVICES, such as `multi-gpu`) the problem is "
+        "about: the page says its list is the tips to read first, and links the catalog filtered "
+        "to every tip that pays off there.",
+    )
+    doctor: bool = Field(
+        default=False,
+        description="Offer `pytorch-tips doctor` on the page: measure instead of guessing.",
+    )
+
+    @field_validator("helps")
+    @classmethod
+    def _device(cls, value: str | None) -> str | None:
+        from generator.records.taxonomy import DEVICES
+
+        if value is not None and value not in DEVICES:
+            raise ValueError(f"helps must be one of {', '.join(DEVICES)}")
+        return value
 
     @field_validator("tips")
     @classmethod
@@ -217,6 +252,29 @@ def check_entry_points(
         known,
     )
     found += _unknown(
+        pfile,
+        pdoc,
+        (
+            ((slug, "triage", i, "tips", j), tip_id)
+            for slug, entry in raw_problems.root.items()
+            for i, line in enumerate(entry.triage)
+            for j, tip_id in enumerate(line.tips)
+        ),
+        known,
+    )
+    found += [
+        Problem(
+            pfile,
+            pdoc.line_of((slug, "triage", i, "tips", j)),
+            f"{slug}.triage.{i}.tips.{j}",
+            f"{tip_id!r} is not in the problem's own list of tips: add it there first",
+        )
+        for slug, entry in raw_problems.root.items()
+        for i, line in enumerate(entry.triage)
+        for j, tip_id in enumerate(line.tips)
+        if tip_id in known and tip_id not in entry.tips
+    ]
+    found += _unknown(
         cfile, cdoc, ((("checks", i, "tip"), c.tip) for i, c in enumerate(checklist.checks)), known
     )
     found += _glossary(
@@ -226,6 +284,15 @@ def check_entry_points(
             ((slug, field, "zh"), getattr(entry, field).zh)
             for slug, entry in raw_problems.root.items()
             for field in ("title", "intro")
+        ),
+    )
+    found += _glossary(
+        pfile,
+        pdoc,
+        (
+            ((slug, "triage", i, "when", "zh"), line.when.zh)
+            for slug, entry in raw_problems.root.items()
+            for i, line in enumerate(entry.triage)
         ),
     )
     found += _glossary(
@@ -262,6 +329,15 @@ def load_entry_points(known: frozenset[str]) -> EntryPoints:
     return entry_points
 
 
+def doctor_page() -> str | None:
+    """The doctor's page below docs/ (``doctor.md``), or ``None`` while there is none: a
+    problem page offers the doctor only once its page exists."""
+    for name in ("doctor.md", "doctor/index.md"):
+        if (paths.DOCS / name).is_file():
+            return name
+    return None
+
+
 def page_files(
     entry_points: EntryPoints,
     tips_by_id: Mapping[str, Any],
@@ -270,6 +346,7 @@ def page_files(
 ) -> dict[Path, str]:
     """The problem pages and the checklist page in every language, by path under docs/."""
     from generator.records.render import render
+    from generator.records.taxonomy import DEVICES
 
     files: dict[Path, str] = {}
     for lang in langs:
@@ -280,6 +357,12 @@ def page_files(
                 slug=slug,
                 entry=entry,
                 tips=[tips_by_id[t] for t in entry.tips],
+                tips_by_id=tips_by_id,
+                doctor=doctor_page() if entry.doctor else None,
+                helping=[t for t in tips_by_id.values() if entry.helps in t.hardware.helps_on]
+                if entry.helps
+                else [],
+                devices=DEVICES,
                 lang=lang,
                 L=labels[lang],
             )

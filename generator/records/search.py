@@ -10,7 +10,10 @@ Ranking is SQLite FTS5's BM25 (from the standard library) over one OR query of t
 terms, with titles and a page's own words weighted above keywords, summaries, code and prose,
 so an extra word ("low GPU utilization") adds to the pages that have it and drops none that
 lack it. Before the ranked pages come the best matches: the pages whose title or own words
-share most of their terms with the query, as in the site's "best match" row.
+share most of their terms with the query, or a problem page whose title or search phrase the
+query holds whole, as in the site's "best match" row (`BestMatches`, its phrases built once
+per index). A query is read by `generator.records.query`: capped, with the glossary's
+synonyms; a term with a digit matches only itself there (PTT038 is no PTT001).
 
 English text goes through the Porter stemmer and keeps ``_`` inside tokens, so ``no_grad``
 and ``set_to_none`` match as API names; each page also holds the other spelling of its
@@ -28,14 +31,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from generator.records.problems import EntryPoints
+from generator.records.query import chinese_terms, query_terms, read_query, synonyms
 from generator.records.schema import Tip
 from generator.records.taxonomy import CATEGORIES, TAGS
-from generator.records.terms import STOP_EN, STOP_ZH, respelled, variants
+from generator.records.terms import respelled, variants
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
-_STOP_ZH = re.compile(STOP_ZH)
-_TOKEN = re.compile(r"[A-Za-z0-9_]+|[\u3400-\u9fff]+")
 #: The two tables of the index, as on the site: a page's fields (its own words, title,
 #: summary, keywords) and its text (code and prose), each ranked with BM25 on its own, since
 #: FTS5 normalises by the length of the whole row, and long prose would drown a title.
@@ -90,33 +92,12 @@ def detect_lang(query: str) -> str:
     return "zh" if _CJK.search(query) else "en"
 
 
-def _chinese_terms(run: str) -> list[str]:
-    """A run of Chinese characters as terms: its characters (which find a word written in
-    another order: 爆显存 ~ 显存爆了) and its pairs of characters (which find the words)."""
-    run = _STOP_ZH.sub("", run)
-    return [*run, *(run[i : i + 2] for i in range(len(run) - 1))]
-
-
 def _segment(text: str) -> str:
     """``text`` with each run of Chinese characters written as its terms, separated by
     spaces, so FTS5 sees them as words."""
     if not _CJK.search(text):
         return text
-    return _CJK_RUN.sub(lambda m: " " + " ".join(_chinese_terms(m.group())) + " ", text)
-
-
-def query_terms(query: str) -> list[str]:
-    """The terms of a query: English words without stop words (unless nothing else is
-    left), Chinese characters and pairs of characters, each once."""
-    out: list[str] = []
-    for token in _TOKEN.findall(query):
-        if _CJK.search(token):
-            out += _chinese_terms(token)
-        elif token.lower() not in STOP_EN:
-            out.append(token.lower())
-    if not out:
-        out = [t.lower() for t in _TOKEN.findall(query)]
-    return list(dict.fromkeys(out))
+    return _CJK_RUN.sub(lambda m: " " + " ".join(chinese_terms(m.group())) + " ", text)
 
 
 def _stem(word: str) -> str:
@@ -128,14 +109,30 @@ def _stem(word: str) -> str:
     return word
 
 
-def _shared(query: list[str], phrase: str) -> float:
-    """The share of terms ``query`` and ``phrase`` have in common (over all terms of both)."""
-    terms = {_stem(t) for t in query_terms(phrase)}
+_CODE = re.compile(r"([a-z]+)(\d+)")
+
+
+def _key(term: str) -> str:
+    """A term as the best-match row compares it: a word up to its ending; a term with a digit
+    as it is (fp16 is no fp8), a code by its letters and number (ptt55 is ptt055)."""
+    if not any(c.isdigit() for c in term):
+        return _stem(term)
+    code = _CODE.fullmatch(term)
+    return f"{code[1]}{code[2].lstrip('0') or '0'}" if code else term
+
+
+def _keys(phrase: str) -> frozenset[str]:
+    """The terms of a phrase as the best-match row compares them."""
+    return frozenset(_key(t) for t in query_terms(phrase, limit=None))
+
+
+def _shared(mine: frozenset[str], terms: frozenset[str]) -> float:
+    """The share of terms the query (``mine``) and a phrase have in common (over all terms
+    of both)."""
     if not terms:
         return 0.0
-    mine = {_stem(t) for t in query}
     shared = len(mine & terms)
-    if len(terms) == 1 and re.fullmatch(r"[a-z]+\d+", next(iter(terms))) and shared:
+    if len(terms) == 1 and shared and _CODE.fullmatch(next(iter(terms))):
         return 1.0  # a code (PTT011) names its page, whatever else the query holds
     return shared / (len(mine) + len(terms) - shared)
 
@@ -196,22 +193,55 @@ def _phrases(phrases: Iterable[str]) -> list[str]:
     return out + [r for p in out if (r := respelled(p))]
 
 
-def best_matches(docs: Sequence[Document], terms: list[str], most: int = 2) -> list[int]:
-    """The indexes of the documents whose title or own words (a tip's ``lead`` words
-    included) share at least `BEST` of their terms with the query, the highest share only, at
-    most ``most``; a page matched by its own words before a tip matched by the problem it
-    leads (the problem page, then its first tip)."""
+#: Containment: a problem page is a best match when the query holds every term of its title
+#: or of one of its search phrases, of at least this many terms ("training is slow on one GPU"
+#: names "Training is slow", "RuntimeError: CUDA out of memory" names "CUDA out of memory"; a
+#: lone "OOM" does not); and a problem's first tip too when the phrase is at least half of the
+#: query ("set random seed": "random seed"), not when the query says much more.
+CONTAINED = 2
 
-    def share(phrases: Iterable[str]) -> float:
-        return max((_shared(terms, p) for p in _phrases(phrases)), default=0.0)
 
-    own = [share((d.title, *d.own)) for d in docs]
-    shares = [max(o, share(d.lead)) for o, d in zip(own, docs, strict=True)]
-    top = max(shares, default=0.0)
-    if top < BEST:
-        return []
-    tied = [i for i, s in enumerate(shares) if s == top]
-    return sorted(tied, key=lambda i: own[i] < top)[:most]
+class BestMatches:
+    """The best-match row over ``docs``: each page's phrases as sets of terms, built once."""
+
+    def __init__(self, docs: Sequence[Document]) -> None:
+        def keys(phrases: Iterable[str]) -> list[frozenset[str]]:
+            return [k for p in _phrases(phrases) if (k := _keys(p))]
+
+        self.own = [keys((d.title, *d.own)) for d in docs]
+        self.lead = [keys(d.lead) for d in docs]
+        self.problem = [d.kind == "problem" for d in docs]
+
+    def find(self, terms: Sequence[str], most: int = 2) -> list[int]:
+        """The indexes of the documents whose title or own words (a tip's ``lead`` words
+        included) share at least `BEST` of their terms with the query, or that it names
+        (`CONTAINED`): the highest share only, at most ``most``; a page matched by its own
+        words before a tip matched by the problem it leads (the problem page, then its first
+        tip)."""
+        mine = frozenset(_key(t) for t in terms)
+
+        def share(phrases: list[frozenset[str]]) -> float:
+            return max((_shared(mine, p) for p in phrases), default=0.0)
+
+        def held(phrases: list[frozenset[str]], half: bool = False) -> bool:
+            return any(
+                len(p) >= CONTAINED and p <= mine and (not half or 2 * len(p) >= len(mine))
+                for p in phrases
+            )
+
+        own = [
+            1.0 if problem and held(phrases) else share(phrases)
+            for phrases, problem in zip(self.own, self.problem, strict=True)
+        ]
+        shares = [
+            max(o, 1.0 if held(lead, half=True) else share(lead))
+            for o, lead in zip(own, self.lead, strict=True)
+        ]
+        top = max(shares, default=0.0)
+        if top < BEST:
+            return []
+        tied = [i for i, s in enumerate(shares) if s == top]
+        return sorted(tied, key=lambda i: own[i] < top)[:most]
 
 
 class Index:
@@ -221,17 +251,23 @@ class Index:
         self.docs = list(docs)
         self.lang = lang
         self.db = build_index(self.docs, lang)
+        self.best = BestMatches(self.docs)
+        self.synonyms = synonyms(lang)
+
+    def terms(self, query: str) -> list[str]:
+        """The terms ``query`` is ranked by (`generator.records.query.read_query`)."""
+        return read_query(query, self.synonyms)
 
     def search(self, query: str, limit: int | None = 10) -> list[Hit]:
         """Rank the documents for ``query``: the best matches first, then every document
         holding a query term, best first; at most ``limit`` (``None``: all)."""
-        terms = query_terms(query)
+        terms = self.terms(query)
         if not terms:
             return []
         fields = _scores(self.db, "fields", _FIELD_WEIGHTS, terms)
         text = _scores(self.db, "text", _TEXT_WEIGHTS, terms)
         scores = {r: fields.get(r, 0.0) + TEXT * text.get(r, 0.0) for r in {*fields, *text}}
-        best = best_matches(self.docs, terms)
+        best = self.best.find(terms)
         order = [(i, 0.0, True) for i in best]
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
         order += [(rowid - 1, score, False) for rowid, score in ranked if rowid - 1 not in best]
@@ -302,6 +338,7 @@ def record_documents(
                 summary=entry.intro.get(lang),
                 own=tuple(entry.keywords.get(lang)),
                 keywords=tuple(entry.keywords.get(lang)),
+                body="\n".join(line.when.get(lang) for line in entry.triage),  # as the page's
                 id=slug,
             )
         )

@@ -253,11 +253,11 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
     directory = _state().directory.setdefault(lang, {})
     directory[url] = sitesearch.directory_entry(
         url,
-        page.title or "",
+        words.title or page.title or "",
         kind,
         words.own,
         words.summary,
-        words.keywords if words.topics is None else words.topics,
+        words.keywords,
         words.lead,
     )
     return sitesearch.mark_page(html, src, lang, words.summary, words.keywords, words.tip_id)
@@ -268,10 +268,10 @@ class _Words(NamedTuple):
 
     summary: str | None = None
     keywords: list[str] = []
-    topics: list[str] | None = None  # the keywords ranked in the directory (default: all)
     own: list[str] = []  # the page's own words, for the best-match row
     lead: list[str] = []  # the problem words of the problems that list a tip first
     tip_id: str | None = None
+    title: str | None = None  # the title search shows, when it is not the page's
 
 
 def _search_words(src: str, lang: str) -> _Words:
@@ -285,7 +285,6 @@ def _search_words(src: str, lang: str) -> _Words:
         return _Words(
             summary=tip.summary.get(lang),
             keywords=sitesearch.tip_keywords(tip, lang, problem_words),
-            topics=sitesearch.tip_keywords(tip, lang, problem_words, variants=False),
             own=[tip_id.replace("-", " ")],
             lead=state.lead[lang].get(tip_id, []),
             tip_id=tip_id,
@@ -301,12 +300,12 @@ def _search_words(src: str, lang: str) -> _Words:
     keywords = getattr(entry, "keywords", None)
     words = list(keywords.get(lang)) if keywords else []
     code = sitesearch.rule_code(src)
-    if code:  # a lint rule's page is found by its code
-        words.insert(0, code)
-    if key == "lint":  # and so is the page that lists every rule
-        from generator.lint.rules import RULES
+    if code:  # a lint rule's page is found by its code, and titled as in the CLI
+        from generator.lint.docs import search_document
 
-        words += [rule.code for rule in RULES]
+        doc = search_document(code, lang, list(_state().tips.values()))
+        own = list(doc.own)
+        return _Words(summary=doc.summary, keywords=list(doc.keywords), own=own, title=doc.title)
     return _Words(summary=summary.get(lang) if summary else None, keywords=words, own=words)
 
 

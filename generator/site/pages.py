@@ -55,6 +55,11 @@ def _page(rel: str, lang: str) -> Path:
     return paths.DOCS / (f"{stem}.md" if lang == "en" else f"{stem}.{lang}.md")
 
 
+#: A category whose subject is a kind of hardware, and that kind: its page says that tips of
+#: other categories pay off there too, and links the catalog filtered to all of them.
+CATEGORY_DEVICES = {"distributed": "multi-gpu"}
+
+
 def _context(lang: str) -> dict[str, object]:
     return dict(_COMMON, lang=lang, L=LABELS[lang], labels=LABELS[lang])
 
@@ -150,8 +155,15 @@ def page_files(tips: Sequence[Tip]) -> dict[Path, str]:
         for category in CATEGORIES:
             members = [t for t in tips if t.category == category]
             if members:
+                device = CATEGORY_DEVICES.get(category)
+                helping = [t for t in tips if device in t.hardware.helps_on] if device else []
                 files[_page(f"categories/{category}", lang)] = render(
-                    "site/category.md.j2", category=category, tips=members, **ctx
+                    "site/category.md.j2",
+                    category=category,
+                    tips=members,
+                    device=device,
+                    helping=helping,
+                    **ctx,
                 )
         files[_page("catalog", lang)] = catalog_page(tips, lang)
         files[_page("coverage", lang)] = render(

@@ -16,7 +16,7 @@ no change here. Search ranks all kinds together.
 - In a tip page, every section except the boilerplate of `IGNORED_SECTIONS` is indexed; the
   summary, the id (as words: ``torch compile fusion``, weighed like the title, as in
   ``python -m generator search``) and a ``keywords`` field (tag and category names, the
-  problems that list the tip, glossary variants) are metadata, which the search box shows and
+  problems that list the tip) are metadata, which the search box shows and
   ranks by.
 - Other pages carry a summary and keywords from ``tips/_problems.yaml``,
   ``tips/_checklist.yaml`` and ``tips/_pages.yaml`` (a lint rule's page: its code).
@@ -51,10 +51,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from generator.errors import UserError
+from generator.records.query import directory_data
 from generator.records.render import plain_text
 from generator.records.schema import Tip
 from generator.records.taxonomy import CATEGORIES, TAGS
-from generator.records.terms import STOP_EN, STOP_ZH, respelled, variants
+from generator.records.terms import respelled, variants
 
 #: Pages left out of the index (source paths without language suffix; a trailing ``/`` is a
 #: folder): lists that repeat tip titles, and the home page.
@@ -236,24 +237,14 @@ def mark_page(
     return f'<div data-pagefind-body data-pagefind-filter="kind:{kind}">{html}{extra}</div>'
 
 
-def tip_keywords(
-    tip: Tip, lang: str, problem_words: Iterable[str] = (), variants: bool = True
-) -> list[str]:
-    """What a tip is found by besides its text: its tag and category names, the names and
-    search words of the problems that list it, and, in Chinese (with ``variants``), the
-    variants the glossary avoids for the terms the tip uses (a page saying 图中断 is also
-    found by 图断裂).
+def tip_keywords(tip: Tip, lang: str, problem_words: Iterable[str] = ()) -> list[str]:
+    """What a tip is found by besides its text: its tag and category names, and the names and
+    search words of the problems that list it. (The glossary's variants, 梯度累加 for
+    梯度累积, are read as the term on the query's side: `generator.records.query`.)
     """
     words = [TAGS[tag].get(lang) for tag in tip.tags]
     words.append(CATEGORIES[tip.category].get(lang))
     words += problem_words
-    if lang == "zh" and variants:
-        from generator.records.glossary import chinese_texts, load_glossary, prose
-
-        text = " ".join(prose(t) for _, t in chinese_texts(tip))
-        for term in load_glossary().terms:
-            if term.zh in text:
-                words += term.avoid
     return list(dict.fromkeys(w for w in words if w.strip()))
 
 
@@ -308,9 +299,9 @@ def fragment_ids(bundle: Path) -> dict[str, str]:
 
 
 def write_directory(site_dir: Path, entries: Mapping[str, Iterable[Mapping[str, object]]]) -> None:
-    """Write each language's page directory into its Pagefind bundle, after the index: the
-    stop words of `generator.records.terms` and the pages, each with the Pagefind id of its
-    page."""
+    """Write each language's page directory into its Pagefind bundle, after the index: how
+    the CLI reads a query (`generator.records.query.directory_data`: caps, stop words,
+    synonyms) and the pages, each with the Pagefind id of its page."""
     for lang, folder in LANGUAGE_DIRS.items():
         bundle = (site_dir / folder if folder else site_dir) / "pagefind"
         if not bundle.is_dir():
@@ -320,7 +311,7 @@ def write_directory(site_dir: Path, entries: Mapping[str, Iterable[Mapping[str, 
             {**entry, "id": ids.get(str(entry["url"]))}
             for entry in sorted(entries.get(lang, ()), key=lambda e: str(e["url"]))
         ]
-        data = {"stop": sorted(STOP_EN), "stop_zh": STOP_ZH, "pages": pages}
+        data = {**directory_data(lang), "pages": pages}
         (bundle / DIRECTORY).write_text(
             json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
         )

@@ -104,7 +104,7 @@ def test_an_extra_word_does_not_drop_the_page() -> None:
 
 
 def test_chinese_is_read_as_characters_and_pairs_without_stop_words() -> None:
-    assert query_terms("显存爆了") == ["显", "存", "爆", "显存", "存爆"]
+    assert query_terms("显存爆了") == ["显", "存", "显存", "爆", "存爆"]
     assert query_terms("why is my training so slow") == ["training", "slow"]
     assert query_terms("the") == ["the"]  # only stop words: keep them
     assert "jieba" not in sys.modules
@@ -147,3 +147,127 @@ def test_a_rule_is_found_by_its_code_not_above_its_tip_for_its_words() -> None:
     ]
     assert [h.page for h in rank(docs, "CPU GPU synchronization", lang="en")][0] == "tips/a/"
     assert [h.page for h in rank(docs, "PTT099", lang="en")][0] == "lint/rules/PTT099/"
+
+
+# --- issue 27: rule codes, synonyms, problem titles; issue 23: hostile queries ----------------
+
+
+@pytest.mark.parametrize(
+    ("lang", "query", "code"),
+    [
+        ("en", "PTT038", "PTT038"),
+        ("en", "ptt003", "PTT003"),
+        ("en", "PTT38", "PTT038"),  # the zero left out
+        ("zh", "PTT038", "PTT038"),
+        ("en", "PTT011 weights_only", "PTT011"),
+    ],
+)
+def test_a_rule_code_is_its_rule_alone_as_the_best_match(lang: str, query: str, code: str) -> None:
+    hits = INDEX[lang].search(query)
+    assert [h.page for h in hits if h.best] == [f"lint/rules/{code}/"]
+    assert hits[0].page == f"lint/rules/{code}/"
+
+
+def test_a_rule_is_titled_in_the_language_searched() -> None:
+    zh = INDEX["zh"].search("PTT038")[0].title
+    assert zh.startswith("PTT038：") and any("\u4e00" <= c <= "\u9fff" for c in zh)
+    assert INDEX["en"].search("PTT038")[0].title.startswith("PTT038: ")
+
+
+def test_digits_match_only_themselves_in_the_best_match_row() -> None:
+    from generator.records.search import _key
+
+    assert _key("ptt055") == _key("ptt55") != _key("ptt005")
+    assert _key("fp16") != _key("fp8") and _key("accumulates") == _key("accumulate")
+
+
+@pytest.mark.parametrize(
+    ("lang", "query", "rewritten"),
+    [
+        ("zh", "梯度检查点", " 激活重计算 "),  # a Chinese variant is replaced by the term
+        ("zh", "用梯度检查点节省显存", "用 激活重计算 节省显存"),
+        ("zh", "学习率 warmup", "学习率 warmup 预热 "),  # a Latin one stays, the term follows
+        ("zh", "gradient checkpointing", "gradient checkpointing 激活重计算 "),  # an alias
+        ("zh", "batch size 怎么选", "batch size 批大小  怎么选"),  # longest first, no overlap
+        ("zh", "GPU内存", " 显存 "),
+        ("zh", "Linux 内核 参数", "linux 内核 参数"),  # `allow`: 内核 is right here
+        ("en", "gradient checkpointing", "gradient checkpointing activation checkpointing "),
+        ("en", "learning rate warmup", "learning rate warmup warm-up "),
+        ("en", "running out of memory", "running out of memory"),  # avoid lists stay Chinese
+    ],
+)
+def test_the_glossary_gives_the_query_its_synonyms(lang: str, query: str, rewritten: str) -> None:
+    from generator.records.query import rewrite, synonyms
+
+    assert rewrite(query, synonyms(lang)) == rewritten
+
+
+@pytest.mark.parametrize(
+    ("lang", "query", "page"),
+    [
+        ("zh", "梯度检查点", "tips/activation-checkpointing/"),
+        ("zh", "梯度累加", "tips/gradient-accumulation/"),
+        ("en", "gradient checkpointing", "tips/activation-checkpointing/"),
+    ],
+)
+def test_a_synonym_finds_the_term_s_tip(lang: str, query: str, page: str) -> None:
+    assert page in [h.page for h in INDEX[lang].search(query, limit=3)]
+
+
+@pytest.mark.parametrize(
+    ("lang", "query", "problem"),
+    [
+        ("en", "training is slow and the GPU is idle", "slow-training"),
+        ("en", "out of GPU memory when fine-tuning a large model", "out-of-memory"),
+        ("en", "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", "out-of-memory"),
+        ("zh", "训练太慢 GPU 利用率低", "slow-training"),
+        ("zh", "损失变成 NaN 怎么办", "loss-is-nan"),
+    ],
+)
+def test_a_query_holding_a_problem_s_title_or_phrase_has_it_as_best_match(
+    lang: str, query: str, problem: str
+) -> None:
+    hits = INDEX[lang].search(query)
+    assert hits[0].page == f"problems/{problem}/" and hits[0].best
+
+
+def test_a_query_is_read_to_its_caps() -> None:
+    """The work a query costs is bounded by its first MAX_CHARS characters and MAX_TERMS
+    terms, whatever its length (issue 23: a 1 MB query took over 90 s; the timing is in
+    benchmarks/search_speed.py)."""
+    import random
+
+    from generator.records.query import MAX_CHARS, MAX_TERMS, read_query, synonyms
+
+    rng = random.Random(2)
+    cjk = "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(30_000))
+    words = " ".join(f"w{rng.randrange(10**9)}" for _ in range(100_000))  # about 1 MB
+    for lang, query in (("zh", cjk), ("en", words), ("en", "x " * 500_000)):
+        assert len(read_query(query, synonyms(lang))) <= MAX_TERMS
+    assert "memory" not in read_query("a" * MAX_CHARS + " memory")
+    assert "memory" in read_query("a" * (MAX_CHARS - 7) + " memory")
+
+
+def test_the_best_match_phrases_are_built_once_per_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search compares the query with phrases the index built when it was made: no page's
+    phrase is read again per query (the shared-term step of issue 23's 90-second query)."""
+    from generator.records import search as records_search
+
+    calls = []
+    real = records_search._keys
+    monkeypatch.setattr(
+        records_search, "_keys", lambda phrase: calls.append(phrase) or real(phrase)
+    )
+    INDEX["zh"].search("显存不够用 " * 1000)
+    assert calls == []
+
+
+def test_a_query_nobody_answers_is_quoted_short(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import generator.cli
+
+    monkeypatch.setattr(generator.cli, "search_documents", DOCS.get)  # loaded once, above
+    assert generator.cli.main(["search", *(["qwxyzzy" * 1000] * 3)]) == 1
+    err = capsys.readouterr().err
+    assert "nothing matches" in err and len(err) < 200

@@ -76,8 +76,20 @@ def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
         kinds = {p["url"]: p["kind"] for p in pages}
         assert kinds["composer/"] == kinds["lint/"] == "tool"
         assert kinds["problems/out-of-memory/"] == "problem"
+        # A code's own page is its rule's (the page that lists every rule does not claim it),
+        # titled with its message in the page's language, summed up by its tip's title.
         lint = next(p for p in pages if p["url"] == "lint/")
-        assert "PTT020" in lint["words"]  # the page that lists every rule is found by code
+        assert "PTT020" not in lint["words"]
+        rule = next(p for p in pages if p["url"] == "lint/rules/PTT020/")
+        assert rule["words"] == ["PTT020"] and rule["title"].startswith("PTT020")
+        assert any("\u4e00" <= c <= "\u9fff" for c in rule["title"]) == (lang == "zh")
+        assert rule["summary"] == next(t for t in TIPS if t.id == "avoid-cpu-gpu-syncs").title.get(
+            lang
+        )
+        # How the CLI reads a query: its caps and the glossary's synonyms (梯度检查点).
+        assert directory["max_chars"] > 0 and directory["max_terms"] > 0
+        synonyms = {term for _, term, *_ in directory["synonyms"]}
+        assert ("激活重计算" if lang == "zh" else "activation checkpointing") in synonyms
     assert not (built_site / "search" / "search_index.json").exists()  # no second engine
     tip = (built_site / "zh" / "tips" / "gradient-accumulation" / "index.html").read_text(
         encoding="utf-8"
@@ -263,6 +275,40 @@ def test_home_page_counts_the_tips_and_starts_from_problems(built_site: Path) ->
         checklist = (built_site / prefix / "checklist" / "index.html").read_text(encoding="utf-8")
         links = re.findall(r'<li>.*?href="../tips/([^/]+)/"', checklist)
         assert links == [c.tip for c in entry_points.checklist.checks]
+
+
+def test_the_three_multi_gpu_lists_say_what_they_hold(built_site: Path) -> None:
+    """Issue 27: the catalog's "Helps on: several GPUs" filter, the "Training on several GPUs"
+    problem page and the "Distributed training" category hold different lists (every tip that
+    pays off there, the ones to read first, the ones whose subject it is): each page says so,
+    with its count, and the other two link the catalog's filter."""
+    from generator.records.problems import load_entry_points
+
+    problem = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems["several-gpus"]
+    helping = sum("multi-gpu" in t.hardware.helps_on for t in TIPS)
+    category = sum(t.category == "distributed" for t in TIPS)
+    assert problem.helps == "multi-gpu" and len(problem.tips) < helping and category < helping
+    link = 'href="../../catalog/?helps=multi-gpu"'
+    for prefix, read_first, whose, everything in (
+        (
+            "",
+            f"These {len(problem.tips)} are the tips to read first",
+            f"The {category} tips whose",
+            "whatever its category",
+        ),
+        (
+            "zh/",
+            f"这 {len(problem.tips)} 条是最该先读的技巧",
+            f"以本分类为主题的 {category} 条",
+            "不论分类",
+        ),
+    ):
+        page = (built_site / prefix / "problems/several-gpus/index.html").read_text("utf-8")
+        assert read_first in page and f" {helping} " in page and link in page, prefix
+        page = (built_site / prefix / "categories/distributed/index.html").read_text("utf-8")
+        assert whose in page and f" {helping} " in page and link in page, prefix
+        catalog = (built_site / prefix / "catalog/index.html").read_text("utf-8")
+        assert everything in catalog, prefix
 
 
 def test_pages_load_nothing_from_other_hosts(built_site: Path) -> None:
