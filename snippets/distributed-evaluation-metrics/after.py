@@ -60,8 +60,11 @@ def evaluate(model, dataset, rank, world):
             position = rank + world * torch.arange(seen, seen + len(index))
             keep = (position < len(dataset)).unsqueeze(1) & real
             totals += torch.stack([nll[keep].sum(), keep.sum()]).double()
-            per_sample[seen : seen + len(index)] = nll.sum(1) / real.sum(1)
-            local += [(i, v) for i, v, p in zip(index.tolist(), per_sample[seen:].tolist(), position) if p < len(dataset)]
+            mean = nll.sum(1) / real.sum(1)
+            per_sample[seen : seen + len(index)] = mean
+            for i, value, pos in zip(index.tolist(), mean.tolist(), position.tolist(), strict=True):
+                if pos < len(dataset):
+                    local.append((i, value))
             seen += len(index)
     for module in model.modules():  # free the gathered weights and restore the training setting
         if isinstance(module, FSDPModule):

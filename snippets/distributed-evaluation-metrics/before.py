@@ -47,7 +47,7 @@ def evaluate(model, dataset, rank, world):
     model.eval()
     losses = []
     with torch.no_grad():
-        for index, tokens, targets in loader:
+        for _, tokens, targets in loader:
             logits = model(tokens).float()  # FSDP2 gathers every block's weights again, every batch
             losses.append(F.cross_entropy(logits.transpose(1, 2), targets, ignore_index=PAD))
     model.train()

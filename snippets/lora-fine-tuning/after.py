@@ -40,8 +40,8 @@ class Model(nn.Module):
 
 
 def pretrained_weights():
-    torch.manual_seed(0)
-    return Model().to(torch.bfloat16).state_dict()  # stands in for the downloaded checkpoint
+    torch.manual_seed(0)  # stands in for the downloaded bf16 checkpoint
+    return {k: v.to(torch.bfloat16) for k, v in Model().state_dict().items()}
 
 
 class LoRALinear(nn.Module):
@@ -90,8 +90,10 @@ def batch(step, rank):
 # process group and the fully_shard calls.
 dist.init_process_group("gloo", timeout=timedelta(seconds=60))
 rank = dist.get_rank()
-model = Model().to(torch.bfloat16)  # frozen base in bf16: 2 bytes a parameter, no grads, no state
+model = Model()
 model.load_state_dict(pretrained_weights())
+model.requires_grad_(False)  # the frozen base, kept in bf16: 2 bytes a parameter,
+model.to(torch.bfloat16)  # no gradients and no optimizer state
 torch.manual_seed(1)  # the same adapters on every rank: fully_shard keeps each rank's own slice
 add_lora(model)  # the adapters stay fp32: the only weights an optimizer updates
 
