@@ -103,6 +103,7 @@ def compose(
     Raises:
         ContradictoryOptions: the options contradict each other.
     """
+    from generator.compose.peaks import GPU_PEAK_TFLOPS
     from generator.records.render import render
 
     validate(options)
@@ -110,6 +111,7 @@ def compose(
         "o": options,
         "command": options.command(),
         "script": script_name,
+        "gpu_peaks": GPU_PEAK_TFLOPS,
     }
     # Pass 1 learns which blocks this script has, so a feature's main block can cite exactly
     # the tips that no more specific block of the same script cites.
