@@ -33,16 +33,18 @@ ORDER = (
     "bench",
     "compose",
     "lint",
+    "doctor",
     "run",
 )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from generator.doctor.tips import finding_tip_problems
     from generator.lint.tips import rule_code_problems
     from generator.records.load import validate
 
     targets = [Path(p) for p in args.paths] or None
-    tips, problems = validate(targets, cross_checks=[rule_code_problems])
+    tips, problems = validate(targets, cross_checks=[rule_code_problems, finding_tip_problems])
     if problems:
         raise InvalidRecords(problems)
     print_line(f"{len(tips)} record(s) valid.")
@@ -117,6 +119,7 @@ def commands() -> dict[str, Command]:
     """Every subcommand, by name, in `ORDER`."""
     from generator.bench import cli as bench
     from generator.compose import cli as compose
+    from generator.doctor import cli as doctor
     from generator.lint import cli as lint
     from generator.records import cli as records
     from generator.site import cli as site
@@ -135,6 +138,7 @@ def commands() -> dict[str, Command]:
         **bench.COMMANDS,
         **compose.COMMANDS,
         **lint.COMMANDS,
+        **doctor.COMMANDS,
     }
     return {name: found[name] for name in ORDER}
 
