@@ -59,7 +59,7 @@ JSON (--format json), one object:
   backward, optimizer, other: mean seconds a step}, gpu_idle_s, peak_memory_bytes,
   memory {capacity_bytes, growth_bytes_per_step}, flops_per_step, achieved_flops, mfu,
   per_step [{seconds, data, forward, backward, optimizer, other, allocated_bytes,
-  peak_allocated_bytes, reserved_bytes}], dataloaders, optimizers,
+  peak_allocated_bytes, reserved_bytes}], profiled_steps [the same], dataloaders, optimizers,
   findings [{tip, severity (error|warning|info), title, evidence, share (or null),
   path, line (or null), static, kind, rule, page}], world_size, ranks, error
   {type, message, path, line} (or null), notes, trace, elapsed_s
@@ -105,7 +105,19 @@ def _add_doctor(p: argparse.ArgumentParser) -> None:
         help="optimizer steps run before measuring (default: 3; compilation, allocator warm-up)",
     )
     p.add_argument(
-        "--steps", type=_count(1), default=10, metavar="N", help="steps measured (default: 10)"
+        "--steps",
+        type=_count(1),
+        default=10,
+        metavar="N",
+        help="steps timed, with light hooks only (default: 10): the step time and its phases",
+    )
+    p.add_argument(
+        "--profile-steps",
+        type=_count(0),
+        default=3,
+        metavar="N",
+        help="then steps under torch.profiler, after one to let it settle (default: 3; 0: no "
+        "profiler): syncs, ops, memory, FLOPs, GPU activity",
     )
     p.add_argument(
         "--format",
@@ -152,7 +164,7 @@ def _write(text: str, out: Path | None) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from generator.doctor import report, script, session
+    from generator.doctor import report, script, session, units
     from generator.records.ui import labels
 
     L = labels()[args.lang]
@@ -165,22 +177,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     script_args = args.args[1:] if args.args[:1] == ["--"] else list(args.args)
     rank, _ = session.rank_and_world()
     progress = _progress(L, quiet=args.quiet or rank != 0)
-    options = session.Options(args.warmup, args.steps, trace_dir)
+    options = session.Options(args.warmup, args.steps, args.profile_steps, trace_dir)
     try:
         ran, m, trace = session.measure(path, code, script_args, options, L, progress)
     except session.DoctorFailure as err:
         raise DoctorError(L["doctor_failed"].format(error=err)) from None
     if not m.steps:
         if ran.how == "raised":
-            sys.stderr.write(L["doctor_script_raised"].format(error=m.error) + "\n")
+            line = L["doctor_script_raised"].format(error=m.error)
+        elif ran.how == "exited" and ran.exit_code:
+            line = L["doctor_script_exited"].format(
+                code=ran.exit_code, seconds=units.seconds(ran.seconds), steps=m.total_steps
+            )
         elif m.outcome == "no_steps":
-            sys.stderr.write(
-                L["doctor_no_steps"].format(script=path, seconds=f"{ran.seconds:.1f}") + "\n"
-            )
+            line = L["doctor_no_steps"].format(script=path, seconds=units.seconds(ran.seconds))
         else:
-            sys.stderr.write(
-                L["doctor_warmup_only"].format(steps=m.total_steps, warmup=args.warmup) + "\n"
-            )
+            line = L["doctor_warmup_only"].format(steps=m.total_steps, warmup=args.warmup)
+        sys.stderr.write(line + "\n")
         return 1
     static = [] if args.no_lint else _static(path, args.lang, m, L)
     data = report.as_dict(
@@ -224,10 +237,11 @@ def _progress(L: dict[str, str], quiet: bool) -> Callable[[str, int, int], None]
     def say(phase: str, done: int, total: int) -> None:
         if quiet:
             return
-        key = "doctor_progress_warmup" if phase == "warmup" else "doctor_progress_measure"
-        if phase == "measure" and done == 0:
-            key = "doctor_progress_start"
-        sys.stderr.write(L[key].format(done=done, total=total) + "\n")
+        if phase == "timing" and done == 0:
+            text = L["doctor_progress_start"]
+        else:
+            text = L["doctor_progress_" + phase]  # warmup, timing, profiling
+        sys.stderr.write(text.format(done=done, total=total) + "\n")
         sys.stderr.flush()
 
     return say

@@ -48,7 +48,13 @@ class Evidence:
 
     @property
     def steps(self) -> int:
+        """Steps timed without the profiler: the step time and the phases are theirs."""
         return len(self.m.steps)
+
+    @property
+    def profiled(self) -> int:
+        """Steps under the profiler (between its first and last mark): counts are theirs."""
+        return max(len(self.facts.marks) - 1, 0) if self.facts is not None else 0
 
     def share(self, seconds_per_step: float) -> float | None:
         return seconds_per_step / self.step if self.step > 0 else None
@@ -119,7 +125,7 @@ def _where(ev: Evidence, where: tuple[str | None, int | None]) -> str:
 
 
 def _syncs(ev: Evidence) -> list[Finding]:
-    if ev.facts is None or not ev.steps:
+    if ev.facts is None or not ev.profiled:
         return []
     by_line: dict[tuple[str | None, int | None], list[Any]] = {}
     for sync in ev.facts.syncs:
@@ -127,10 +133,10 @@ def _syncs(ev: Evidence) -> list[Finding]:
     cpu = ev.m.device != "cuda"
     out = []
     for where, syncs in by_line.items():
-        per_step = len(syncs) / ev.steps
+        per_step = len(syncs) / ev.profiled
         if per_step < SYNCS_PER_STEP:
             continue
-        seconds = sum(s.ns for s in syncs) / 1e9 / ev.steps
+        seconds = sum(s.ns for s in syncs) / 1e9 / ev.profiled
         share = ev.share(seconds)
         ops = ", ".join(f"{n} ×{c}" for n, c in Counter(s.name for s in syncs).most_common())
         f = finding(
@@ -155,15 +161,20 @@ def _optimizer(ev: Evidence) -> list[Finding]:
         return []
     seconds = ev.m.breakdown()["optimizer"]
     share = ev.share(seconds)
+    if share is None or share < REPORTED:
+        return []
     out = []
     for info in ev.rec.optimizers:
         counts = ev.facts.optimizer_ops.get(info["class"])
         if not counts or counts["foreach"] or counts["fused"] or not counts["ops"]:
             continue
+        # A for-loop the script asked for is graded by its share; PyTorch's own default
+        # (parameters on the CPU) is reported for information.
+        level = None
         if info["foreach"] is False:
             why = ev.L["doctor_why_foreach_false"]
         elif info["device"] == "cpu":
-            why = ev.L["doctor_why_default_cpu"]
+            why, level = ev.L["doctor_why_default_cpu"], "info"
         else:
             why = ""
         out.append(
@@ -172,6 +183,7 @@ def _optimizer(ev: Evidence) -> list[Finding]:
                 "optimizer_loop",
                 share,
                 (info["path"], info["line"]),
+                level=level,
                 cls=info["class"],
                 tensors=info["tensors"],
                 why=why,
@@ -228,7 +240,7 @@ def compiled(ev: Evidence) -> list[Finding]:
     lo, hi = ev.window
     for (function, path, line), recs in by_function.items():
         during = sum(r.seconds for r in recs if lo <= r.start <= hi)
-        share = ev.share(during / ev.steps) if ev.steps and during else None
+        share = during / (hi - lo) if during and hi > lo else None
         out.append(
             finding(
                 ev,

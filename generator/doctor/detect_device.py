@@ -43,23 +43,22 @@ def precision_of(ev: Evidence) -> str:
 
 def _flops(ev: Evidence) -> list[Finding]:
     facts = ev.facts
-    if facts is None or not ev.steps or not facts.flops or not ev.step:
+    if facts is None or not ev.profiled or not facts.flops or not ev.step:
         return []
     total = facts.flops
     if facts.conv_backward:  # the profiler counts convolutions forward only
         total += 2 * facts.conv_forward_flops
-    per_step = total / ev.steps
+    per_step = total / ev.profiled
     achieved = per_step / ev.step
     ev.m.flops_per_step, ev.m.achieved_flops = per_step, achieved
     precision = precision_of(ev)
     peak = peak_tflops(ev.m.device_name, precision) if ev.m.device == "cuda" else None
-    if peak:
-        ev.m.mfu = achieved / (peak * 1e12)
-        mfu = ev.L["doctor_mfu_known"].format(
-            mfu=units.share(ev.m.mfu), device=ev.m.device_name, peak=peak, precision=precision
-        )
-    else:
-        mfu = ev.L["doctor_mfu_unknown"]
+    if not peak:  # FLOP/s alone are in the report's figures, not a finding
+        return []
+    ev.m.mfu = achieved / (peak * 1e12)
+    mfu = ev.L["doctor_mfu_known"].format(
+        mfu=units.share(ev.m.mfu), device=ev.m.device_name, peak=peak, precision=precision
+    )
     return [
         finding(
             ev,
@@ -74,7 +73,7 @@ def _flops(ev: Evidence) -> list[Finding]:
 
 
 def _precision(ev: Evidence) -> list[Finding]:
-    facts, steps, out = ev.facts, ev.steps, []
+    facts, steps, out = ev.facts, ev.profiled, []
     assert facts is not None
     if facts.fp32_matmuls_no_tf32:
         out.append(
@@ -102,7 +101,7 @@ def _precision(ev: Evidence) -> list[Finding]:
 
 
 def _convolutions(ev: Evidence) -> list[Finding]:
-    facts, steps, out = ev.facts, ev.steps, []
+    facts, steps, out = ev.facts, ev.profiled, []
     assert facts is not None
     if facts.conv_ops and not ev.settings.get("cudnn_benchmark", True):
         out.append(
@@ -136,39 +135,40 @@ def _window(ev: Evidence) -> tuple[int, int]:
 def _gpu_time(ev: Evidence) -> list[Finding]:
     facts, out = ev.facts, []
     assert facts is not None
-    if len(facts.marks) < 2 or not facts.gpu_busy:
+    if not ev.profiled or not facts.gpu_busy or not ev.step:
         return []
     lo, hi = _window(ev)
-    busy = union(facts.gpu_busy, lo, hi) / 1e9 / ev.steps
-    window = (hi - lo) / 1e9 / ev.steps
-    idle = max(0.0, window - busy)
+    # The GPU's busy time a step (under the profiler, which slows the host, not the
+    # kernels), against a step timed without it.
+    busy = union(facts.gpu_busy, lo, hi) / 1e9 / ev.profiled
+    idle = max(0.0, ev.step - busy)
     ev.m.gpu_idle_s = idle
-    share = idle / window if window else None
-    if share is not None and share >= WARNING:
+    share = idle / ev.step
+    if share >= WARNING:
         out.append(
             finding(
                 ev,
                 "gpu_idle",
                 share,
                 idle=units.seconds(idle),
-                step=units.seconds(window),
+                step=units.seconds(ev.step),
                 share=units.share(share),
                 data=units.share(ev.share(ev.m.breakdown()["data"])),
             )
         )
     if facts.pageable:
-        seconds = sum(ns for ns, _ in facts.pageable) / 1e9 / ev.steps
-        share = ev.share(seconds)
+        seconds = sum(ns for ns, _ in facts.pageable) / 1e9 / ev.profiled
+        copies = ev.share(seconds)
         loader: dict[str, Any] = ev.rec.loaders[0] if ev.rec.loaders else {}
         out.append(
             finding(
                 ev,
                 "pageable_copy",
-                share,
+                copies,
                 (loader.get("path"), loader.get("line")),
-                count=units.count(len(facts.pageable) / ev.steps),
+                count=units.count(len(facts.pageable) / ev.profiled),
                 time=units.seconds(seconds),
-                share=units.share(share),
+                share=units.share(copies),
             )
         )
     return out
@@ -179,14 +179,17 @@ def _comms(ev: Evidence) -> list[Finding]:
     kernels against the other kernels; CPU: gloo's collectives, which the step waits for)."""
     facts = ev.facts
     assert facts is not None
+    if not ev.profiled:
+        return []
     if facts.nccl:
-        comm = sum(e - s for s, e in facts.nccl)
+        comm = union(facts.nccl, *_window(ev))
         exposed = comm - overlap(facts.nccl, facts.compute)
-    else:
-        comm = exposed = facts.comm_ns
+    else:  # gloo's collectives against the ops the main thread runs meanwhile
+        comm = union(facts.gloo, *_window(ev))
+        exposed = comm - overlap(facts.gloo, facts.host_compute)
     if not comm:
         return []
-    comm_s, exposed_s = comm / 1e9 / ev.steps, exposed / 1e9 / ev.steps
+    comm_s, exposed_s = comm / 1e9 / ev.profiled, exposed / 1e9 / ev.profiled
     share = ev.share(exposed_s)
     if share is None or share < REPORTED:
         return []
@@ -203,7 +206,7 @@ def _comms(ev: Evidence) -> list[Finding]:
 
 
 def _allocator(ev: Evidence) -> list[Finding]:
-    steps, out = ev.m.steps, []
+    steps, out = ev.m.steps + ev.m.profiled_steps, []
     reserved = max((s.reserved or 0) for s in steps) if steps else 0
     allocated = max((s.peak_allocated or 0) for s in steps) if steps else 0
     if not reserved:

@@ -30,7 +30,7 @@ from generator.doctor.model import Step
 
 
 class DoctorStop(BaseException):
-    """Raised from the last measured step's post-hook to end the script: a BaseException,
+    """Raised from the last step's post-hook to end the script: a BaseException,
     so that the script's ``except Exception`` does not swallow it, while its ``finally``
     blocks and context managers still run."""
 
@@ -50,24 +50,29 @@ class ZeroGrad:
 
 @dataclass
 class Recorder:
-    """Counts steps, times their phases, and calls ``on_start`` when the warm-up ends and
-    ``on_end`` after the last measured step (then raises `DoctorStop`)."""
+    """Counts steps and times their phases, stage by stage: ``warmup`` steps, ``steps`` timed
+    with these hooks alone, one step as the profiler starts (``settle``: its first step runs
+    slower), then ``profile`` steps under the profiler, each ended by a ``mark``. Calls
+    ``on_start`` as the profiler should start and ``on_end`` after the last step, then raises
+    `DoctorStop`. With ``profile`` 0 the profiler never starts."""
 
     warmup: int
     steps: int
+    profile: int
     on_start: Callable[[], None]
     on_end: Callable[[], None]
     progress: Callable[[str, int, int], None]
     mark: Callable[[], None]
     cuda: bool = False
+    stage: str = "warmup"  # warmup, timing, settle, profiling, done
     total_steps: int = 0
     measured: list[Step] = field(default_factory=list)
+    profiled: list[Step] = field(default_factory=list)
     loaders: list[dict[str, Any]] = field(default_factory=list)
     optimizers: list[dict[str, Any]] = field(default_factory=list)
     zero_grads: dict[tuple[str | None, int | None, bool], ZeroGrad] = field(default_factory=dict)
-    measuring: bool = False
-    profiling: bool = False
     started_at: float = field(default_factory=time.perf_counter)
+    began_wall: float = 0.0  # time.time() when the timed steps began
     _primary: int | None = None
     _step_start: float = 0.0
     _intervals: list[tuple[str, float, float]] = field(default_factory=list)
@@ -78,7 +83,10 @@ class Recorder:
         default_factory=weakref.WeakKeyDictionary
     )
 
-    # -- the phases --------------------------------------------------------------------
+    @property
+    def measuring(self) -> bool:
+        """Whether the current step is timed (zero_grad's calls are counted then)."""
+        return self.stage == "timing"
 
     def _timed(self, phase: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         recorder = self
@@ -100,7 +108,7 @@ class Recorder:
     def _pre_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if self._primary is None:
             self._primary = id(optimizer)
-            if not self.measuring:
+            if self.stage == "warmup":
                 self._step_start = self.started_at
         if id(optimizer) not in {o["id"] for o in self.optimizers}:
             self.optimizers.append(_optimizer_info(optimizer, self._sites.get(optimizer)))
@@ -116,27 +124,50 @@ class Recorder:
         if id(optimizer) != self._primary:
             return
         self.total_steps += 1
-        if self.measuring:
+        if self.stage == "timing":
             self.measured.append(self._close_step(now))
+        elif self.stage == "profiling":
+            self.profiled.append(self._close_step(now))
+            self.mark()
         self._intervals.clear()
         self._step_start = now
-        if self.measuring:
-            self.mark()
-            self.progress("measure", len(self.measured), self.steps)
+        self._advance()
+
+    def _advance(self) -> None:
+        """Move to the next stage after a step."""
+        if self.stage == "warmup":
+            if self.total_steps >= self.warmup:
+                self.begin()
+            else:
+                self.progress("warmup", self.total_steps, self.warmup)
+        elif self.stage == "timing":
+            self.progress("timing", len(self.measured), self.steps)
             if len(self.measured) >= self.steps:
-                self.measuring = False
-                self.on_end()
-                raise DoctorStop
-            return
-        # The profiler starts a step before the measured ones where the warm-up allows:
-        # its first step runs slower (the Python tracer meets every function once).
-        if self.total_steps == max(self.warmup - 1, 1) and not self.profiling:
-            self.profiling = True
-            self.on_start()
-        if self.total_steps == self.warmup:
-            self.begin()
-        else:
-            self.progress("warmup", self.total_steps, self.warmup)
+                if not self.profile:
+                    self._end()
+                self.stage = "settle"
+                self.on_start()
+                self._step_start = time.perf_counter()
+        elif self.stage == "settle":
+            self.stage = "profiling"
+            self.mark()
+            self._step_start = time.perf_counter()
+        elif self.stage == "profiling":
+            self.progress("profiling", len(self.profiled), self.profile)
+            if len(self.profiled) >= self.profile:
+                self._end()
+
+    def _end(self) -> None:
+        self.stage = "done"
+        self.on_end()
+        raise DoctorStop
+
+    def begin(self) -> None:
+        """Time the steps from now on (after the warm-up, or at once with ``--warmup 0``)."""
+        self.stage = "timing"
+        self.began_wall = time.time()
+        self.progress("timing", 0, self.steps)
+        self._step_start = time.perf_counter()
 
     def _close_step(self, end: float) -> Step:
         phases = dict.fromkeys(("data", "forward", "backward", "optimizer", "other"), 0.0)
@@ -153,16 +184,6 @@ class Recorder:
         if self.cuda:
             _cuda_memory(step)
         return step
-
-    def begin(self) -> None:
-        """Measure from now on (the profiler on, its first mark set)."""
-        if not self.profiling:
-            self.profiling = True
-            self.on_start()
-        self.progress("measure", 0, self.steps)
-        self.mark()
-        self.measuring = True
-        self._step_start = time.perf_counter()
 
     # -- what the script builds ----------------------------------------------------------
 

@@ -88,7 +88,8 @@ class Measurement:
     outcome: str = "stopped"
     total_steps: int = 0  # optimizer steps of the whole run, warm-up included
     elapsed_s: float = 0.0  # the script's wall time, start to stop
-    steps: list[Step] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)  # timed with the light hooks only
+    profiled_steps: list[Step] = field(default_factory=list)  # then, under the profiler
     findings: list[Finding] = field(default_factory=list)
     peak_memory_bytes: int | None = None
     memory_capacity_bytes: int | None = None

@@ -48,8 +48,10 @@ def add_spread(m: Measurement, L: dict[str, str]) -> None:
         step_lo=units.seconds(min(steps)) if steps else "–",
         step_hi=units.seconds(max(steps)) if steps else "–",
     )
+    added = False
     for finding in m.findings:
-        if finding.kind == "data_wait":
+        if finding.kind in ("data_wait", "comm_overlap"):  # collectives wait for the slowest
             finding.evidence += spread
-            return
-    m.notes.append(spread.lstrip("; "))
+            added = True
+    if not added:
+        m.notes.append(spread.lstrip("; ；"))

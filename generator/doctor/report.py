@@ -19,7 +19,7 @@ from typing import Any
 
 from generator import paths
 from generator.doctor import units
-from generator.doctor.model import PHASES, SEVERITIES, Finding, Measurement
+from generator.doctor.model import PHASES, SEVERITIES, Finding, Measurement, Step
 
 
 def ordered(findings: list[Finding]) -> list[Finding]:
@@ -50,16 +50,7 @@ def as_dict(
         item = f.as_dict()
         item["page"] = tip_page(f.tip)
         findings.append(item)
-    per_step = [
-        {
-            "seconds": round(s.seconds, 6),
-            **{p: round(s.phases.get(p, 0.0), 6) for p in PHASES},
-            "allocated_bytes": s.allocated,
-            "peak_allocated_bytes": s.peak_allocated,
-            "reserved_bytes": s.reserved,
-        }
-        for s in m.steps
-    ]
+    per_step = [_step(s) for s in m.steps]
     error = None
     if m.error is not None:
         error = {
@@ -89,6 +80,7 @@ def as_dict(
         "achieved_flops": _round(m.achieved_flops),
         "mfu": _round(m.mfu),
         "per_step": per_step,
+        "profiled_steps": [_step(s) for s in m.profiled_steps],
         "dataloaders": m.dataloaders,
         "optimizers": m.optimizers,
         "findings": findings,
@@ -98,6 +90,16 @@ def as_dict(
         "notes": m.notes,
         "trace": trace,
         "elapsed_s": round(m.elapsed_s, 3),
+    }
+
+
+def _step(s: Step) -> dict[str, Any]:
+    return {
+        "seconds": round(s.seconds, 6),
+        **{p: round(s.phases.get(p, 0.0), 6) for p in PHASES},
+        "allocated_bytes": s.allocated,
+        "peak_allocated_bytes": s.peak_allocated,
+        "reserved_bytes": s.reserved,
     }
 
 
@@ -117,10 +119,13 @@ def to_text(report: dict[str, Any], L: dict[str, str]) -> str:
             device=report["device_name"],
             steps=report["steps"],
             warmup=report["warmup"],
+            profiled=len(report["profiled_steps"]),
         )
     ]
-    if report["outcome"] in ("finished", "exited", "raised"):
+    if report["outcome"] in ("finished", "exited"):
         lines.append(L["doctor_text_ended"].format(steps=report["total_steps"]))
+    elif report["outcome"] == "raised":
+        lines.append(L["doctor_text_raised"].format(steps=report["total_steps"]))
     step = report["step_time_s"]
     if step is not None:
         mean = sum(report["breakdown"].values()) or 1.0

@@ -53,12 +53,14 @@ def load(path: Path) -> types.CodeType:
         source = path.read_bytes()
     except OSError as err:
         raise ScriptProblem(f"{path}: cannot read it: {err.strerror}") from None
+    if b"\0" in source:
+        raise ScriptProblem(f"{path}: not a Python script (it holds binary data)")
     try:
         return compile(source, str(path.resolve()), "exec", dont_inherit=True)
     except SyntaxError as err:
         where = f"{path}:{err.lineno or 1}:{err.offset or 1}"
         raise ScriptProblem(f"{where}: not a valid Python script: {err.msg}") from None
-    except ValueError as err:  # null bytes: a binary file
+    except ValueError as err:
         raise ScriptProblem(f"{path}: not a Python script ({err})") from None
 
 

@@ -30,6 +30,7 @@ class Options:
 
     warmup: int = 3
     steps: int = 10
+    profile: int = 3
     trace_dir: Path | None = None
 
 
@@ -77,7 +78,6 @@ def measure(
     def on_start() -> None:
         state.profiler = Profiler(cuda)
         state.profiler.start()
-        state.window[0] = time.time()
 
     def on_end() -> None:
         state.window[1] = time.time()
@@ -91,7 +91,9 @@ def measure(
         if state.profiler is not None:
             state.profiler.mark()
 
-    rec = Recorder(options.warmup, options.steps, on_start, on_end, progress, mark, cuda=cuda)
+    rec = Recorder(
+        options.warmup, options.steps, options.profile, on_start, on_end, progress, mark, cuda
+    )
     rec.install()
     try:
         if options.warmup == 0:
@@ -138,6 +140,7 @@ def _finish(
     rank, world = rank_and_world()
     m = Measurement(rank=rank, world_size=world, total_steps=rec.total_steps)
     m.steps = list(rec.measured)
+    m.profiled_steps = list(rec.profiled)
     m.dataloaders = [public(d) for d in rec.loaders]
     m.optimizers = [public(o) for o in rec.optimizers]
     _device(m, rec)
@@ -147,10 +150,12 @@ def _finish(
         if options.trace_dir is not None:
             state.trace = state.profiler.export(options.trace_dir, rank)
         facts = state.profiler.facts()
-    ev = detect.Evidence(rec, m, L, facts, dynamo.record(), (state.window[0], state.window[1]))
+    ev = detect.Evidence(rec, m, L, facts, dynamo.record(), (rec.began_wall, state.window[1]))
     ev.settings = _settings()
-    if facts is not None and m.steps:
+    if facts is not None and len(facts.marks) > 1:
         _memory(ev, scopes)
+    elif m.device == "cuda":
+        _memory(ev, [])
     findings = detect.step_time(ev) + detect.compiled(ev) + detect.memory(ev)
     findings += detect_device.device(ev)
     m.findings = findings
@@ -195,18 +200,22 @@ def _memory(ev: detect.Evidence, scopes: list[Any]) -> None:
     """Peak and per-step memory (CUDA: the allocator's statistics, read at each step's end;
     CPU: the profiler's allocation events), growth, and the leak sites."""
     m, facts = ev.m, ev.facts
-    assert facts is not None
     if m.device == "cuda":
-        peaks = [s.peak_allocated for s in m.steps if s.peak_allocated is not None]
+        steps = m.steps + m.profiled_steps
+        peaks = [s.peak_allocated for s in steps if s.peak_allocated is not None]
         m.peak_memory_bytes = max(peaks) if peaks else None
-        ends = [s.allocated for s in m.steps if s.allocated is not None]
-    else:
+        ends = [s.allocated for s in steps if s.allocated is not None]
+    elif facts is not None:
         per_step = memory.per_step(facts, m.device)
-        for step, end, peak in zip(m.steps, per_step.end, per_step.peak, strict=False):
+        for step, end, peak in zip(m.profiled_steps, per_step.end, per_step.peak, strict=False):
             step.allocated, step.peak_allocated = end, peak
         m.peak_memory_bytes = max(per_step.peak) if per_step.peak else None
         ends = per_step.end
+    else:
+        return
     m.growth_bytes_per_step = memory.slope(ends) if len(ends) >= 2 else None
+    if facts is None:
+        return
     ev.leaks = memory.leak_sites(facts, m.device)[:3]
     for site in ev.leaks:
         memory.explain(site, scopes)

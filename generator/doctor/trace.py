@@ -67,7 +67,10 @@ class Facts:
     allocs: list[Alloc] = field(default_factory=list)
     optimizer_ops: dict[str, dict[str, int]] = field(default_factory=dict)
     optimizer_spans: list[tuple[int, int, int, str]] = field(default_factory=list)
-    top_ops: list[tuple[int, int, str]] = field(default_factory=list)
+    top_ops: list[tuple[int, int, int, str]] = field(default_factory=list)
+    main_tid: int = 0
+    gloo: list[tuple[int, int]] = field(default_factory=list)
+    host_compute: list[tuple[int, int]] = field(default_factory=list)
     flops: int = 0
     conv_forward_flops: int = 0
     conv_backward: bool = False
@@ -81,7 +84,6 @@ class Facts:
     nccl: list[tuple[int, int]] = field(default_factory=list)
     compute: list[tuple[int, int]] = field(default_factory=list)
     pageable: list[tuple[int, str]] = field(default_factory=list)
-    comm_ns: int = 0
 
 
 class Profiler:
@@ -194,13 +196,11 @@ def scan(prof: Any) -> Facts:
     facts = Facts()
     results = prof.profiler.kineto_results
     tree = results.experimental_event_tree()
-    facts.marks = sorted(
-        e.start_time_ns
-        for e in traverse_dfs(tree)
-        if e.tag == _EventType.TorchOp and e.name == MARK
-    )
+    marks = [e for e in traverse_dfs(tree) if e.tag == _EventType.TorchOp and e.name == MARK]
+    facts.marks = sorted(e.start_time_ns for e in marks)
     if len(facts.marks) < 2:
         return facts
+    facts.main_tid = marks[0].start_tid
     lo, hi = facts.marks[0], facts.marks[-1]
     synced: set[int] = set()  # ops counted as syncs: their runtime calls are not counted again
     for event in traverse_dfs(tree):
@@ -263,7 +263,9 @@ def _torch_op(facts: Facts, event: Any, name: str, synced: set[int]) -> None:
         cls = name.split("#", 1)[1].split(".")[0]
         facts.optimizer_spans.append((event.start_time_ns, event.end_time_ns, event.start_tid, cls))
     elif name.startswith("aten::") and not _under_op(event):
-        facts.top_ops.append((event.start_time_ns, event.start_tid, name))
+        facts.top_ops.append((event.start_time_ns, event.end_time_ns, event.start_tid, name))
+    elif name.startswith("gloo:"):  # a collective, on gloo's own thread
+        facts.gloo.append((event.start_time_ns, event.end_time_ns))
     if name == "aten::convolution_backward":
         facts.conv_backward = True
     elif name == "aten::convolution":
@@ -305,7 +307,9 @@ def _optimizer_ops(facts: Facts) -> None:
             "fused": 0,
             "ops": 0,
         }
-    for start, tid, name in facts.top_ops:
+    for start, end, tid, name in facts.top_ops:
+        if tid == facts.main_tid:
+            facts.host_compute.append((start, end))
         i = bisect.bisect_right(starts, start) - 1
         if i < 0 or start > spans[i][1] or spans[i][2] != tid:
             continue
@@ -364,16 +368,22 @@ def union(intervals: list[tuple[int, int]], lo: int, hi: int) -> int:
     return total
 
 
-def overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
-    """How long intervals of ``a`` run while some interval of ``b`` runs."""
+def merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``intervals`` with the overlapping ones joined, sorted."""
     merged: list[list[int]] = []
-    for start, end in sorted(b):
+    for start, end in sorted(intervals):
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
+    return [(s, e) for s, e in merged]
+
+
+def overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    """How long some interval of ``a`` runs while some interval of ``b`` runs."""
+    merged = merge(b)
     total = 0
-    for start, end in a:
+    for start, end in merge(a):
         for m_start, m_end in merged:
             if m_start >= end:
                 break

@@ -18,6 +18,7 @@ from mkdocs.structure.nav import Section
 
 from generator import paths
 from generator.compose.script import expand_placeholders, read_tips_by_feature, tips_by_feature
+from generator.doctor.tips import finding_tip_problems
 from generator.errors import InvalidRecords, UserError
 from generator.lint.tips import rule_code_problems
 from generator.records import cjk, ui
@@ -93,7 +94,7 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     except UserError as err:
         raise PluginError(str(err)) from None
     try:
-        tips = load_tips(cross_checks=[rule_code_problems])
+        tips = load_tips(cross_checks=[rule_code_problems, finding_tip_problems])
     except InvalidRecords as err:
         for problem in err.problems:
             log.error("%s", problem)
@@ -115,7 +116,8 @@ def on_config(config):  # noqa: ANN001, ANN201 - MkDocs hook signature
     # The tools and the checklist lead, right after the home page (issue 17).
     pages.insert(pages.index("composer.md") + 1, "lint.md")
     pages.insert(pages.index("lint.md") + 1, "lint/playground.md")
-    pages.insert(pages.index("lint/playground.md") + 1, "checklist.md")
+    pages.insert(pages.index("lint/playground.md") + 1, "doctor.md")
+    pages.insert(pages.index("doctor.md") + 1, "checklist.md")
     problem_pages = [f"problems/{slug}.md" for slug in entry_points.problems]
     pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [{"Problems": problem_pages}]
     config["nav"] = pages
