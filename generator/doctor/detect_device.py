@@ -75,7 +75,7 @@ def _flops(ev: Evidence) -> list[Finding]:
 def _precision(ev: Evidence) -> list[Finding]:
     facts, steps, out = ev.facts, ev.profiled, []
     assert facts is not None
-    if facts.fp32_matmuls_no_tf32:
+    if facts.fp32_matmuls_no_tf32 and ev.settings.get("tf32_capable"):  # Ampere or newer
         out.append(
             finding(
                 ev,

@@ -111,6 +111,11 @@ def to_json(report: dict[str, Any]) -> str:
     return json.dumps(report, ensure_ascii=False, indent=2) + "\n"
 
 
+def _field(L: dict[str, str], key: str, value: str) -> str:
+    """``Label: value``, in the labels' language."""
+    return L[key] + L["colon"] + value
+
+
 def to_text(report: dict[str, Any], L: dict[str, str]) -> str:
     """The report for a terminal."""
     lines = [
@@ -134,16 +139,23 @@ def to_text(report: dict[str, Any], L: dict[str, str]) -> str:
             for p, v in report["breakdown"].items()
         )
         times = L["doctor_median_mean"].format(median=units.seconds(step), mean=units.seconds(mean))
-        lines.append(f"{L['doctor_step_time']}{L['colon']}{times}")
-        lines.append(f"{L['doctor_mean_step']}{L['colon']}{phases}")
+        lines.append(_field(L, "doctor_step_time", times))
+        lines.append(_field(L, "doctor_mean_step", phases))
     if report["gpu_idle_s"] is not None:
-        lines.append(f"{L['doctor_gpu_idle']}{L['colon']}{units.seconds(report['gpu_idle_s'])}")
+        lines.append(_field(L, "doctor_gpu_idle", units.seconds(report["gpu_idle_s"])))
     if report["peak_memory_bytes"] is not None:
         growth = report["memory"]["growth_bytes_per_step"]
         text = units.size(report["peak_memory_bytes"])
         if growth:
             text += "  " + L["doctor_growth"].format(size=units.size(growth))
-        lines.append(f"{L['doctor_peak_memory']}{L['colon']}{text}")
+        lines.append(_field(L, "doctor_peak_memory", text))
+    if report["achieved_flops"]:
+        rate = L["doctor_flops_rate"].format(
+            rate=units.flops(report["achieved_flops"]), flops=units.flops(report["flops_per_step"])
+        )
+        if report["mfu"] is not None:
+            rate += f", MFU {units.share(report['mfu'])}"
+        lines.append(_field(L, "doctor_flops", rate))
     for rank in report["ranks"] if len(report["ranks"]) > 1 else []:
         lines.append(
             L["doctor_rank_line"].format(
@@ -152,7 +164,7 @@ def to_text(report: dict[str, Any], L: dict[str, str]) -> str:
                 data=units.seconds(rank["breakdown"].get("data", 0.0)),
             )
         )
-    lines += [f"{L['doctor_note']}{L['colon']}{n}" for n in report["notes"]]
+    lines += [_field(L, "doctor_note", n) for n in report["notes"]]
     measured = [f for f in report["findings"] if not f["static"]]
     static = [f for f in report["findings"] if f["static"]]
     lines += ["", L["doctor_measured_findings"] if measured else L["doctor_no_findings"]]
@@ -161,7 +173,7 @@ def to_text(report: dict[str, Any], L: dict[str, str]) -> str:
         severity = L["lint_severity_" + f["severity"]]
         lines.append(f"{i:>2}. {severity:<8} {units.share(f['share']):>5}  {f['title']}")
         lines.append(f"    {where}{f['evidence']}")
-        lines.append(f"    {L['doctor_fix']}{L['colon']}pytorch-tips show {f['tip']}")
+        lines.append("    " + _field(L, "doctor_fix", f"pytorch-tips show {f['tip']}"))
     if static:
         lines += ["", L["doctor_static_findings"]]
         for f in static:
@@ -171,5 +183,5 @@ def to_text(report: dict[str, Any], L: dict[str, str]) -> str:
                 f"(pytorch-tips show {f['tip']})"
             )
     if report["trace"]:
-        lines += ["", f"{L['doctor_trace']}{L['colon']}{report['trace']}"]
+        lines += ["", _field(L, "doctor_trace", report["trace"])]
     return "\n".join(lines) + "\n"

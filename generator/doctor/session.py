@@ -193,7 +193,8 @@ def _cpu_name() -> str | None:
 def _settings() -> dict[str, Any]:
     import torch
 
-    return {"cudnn_benchmark": bool(torch.backends.cudnn.benchmark)}
+    tf32 = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 0)
+    return {"cudnn_benchmark": bool(torch.backends.cudnn.benchmark), "tf32_capable": tf32}
 
 
 def _memory(ev: detect.Evidence, scopes: list[Any]) -> None:

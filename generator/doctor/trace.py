@@ -173,6 +173,18 @@ def user_line(event: Any, nearest_only: bool = False) -> tuple[str, int] | None:
     return None
 
 
+def _loading_data(event: Any) -> bool:
+    """Whether ``event`` runs inside the DataLoader's machinery (a dataset's code)."""
+    from torch._C._profiler import _EventType
+
+    node = event.parent
+    while node is not None:
+        if node.tag == _EventType.PyCall and node.name.startswith("torch/utils/data/"):
+            return True
+        node = node.parent
+    return False
+
+
 def _device(meta: Any) -> str | None:
     try:
         return str(meta.device.type)
@@ -203,6 +215,7 @@ def scan(prof: Any) -> Facts:
     facts.main_tid = marks[0].start_tid
     lo, hi = facts.marks[0], facts.marks[-1]
     synced: set[int] = set()  # ops counted as syncs: their runtime calls are not counted again
+    unplaced: list[tuple[Sync, int, int]] = []  # runtime calls with no Python parent
     for event in traverse_dfs(tree):
         tag = event.tag
         if tag == _EventType.Allocation:  # all of them: the running totals start before
@@ -227,11 +240,35 @@ def scan(prof: Any) -> Facts:
         elif tag == _EventType.Kineto and name in CUDA_SYNC_CALLS:
             if not any(a in synced for a in _ancestor_ids(event)):
                 path, line = user_line(event) or (None, None)
-                facts.syncs.append(Sync(name, path, line, event.duration_time_ns))
+                sync = Sync(name, path, line, event.duration_time_ns)
+                facts.syncs.append(sync)
+                if path is None:
+                    unplaced.append((sync, event.start_tid, event.start_time_ns))
+    if unplaced:
+        _place(tree, unplaced)
     facts.allocs.sort(key=lambda a: a.t)
     _optimizer_ops(facts)
     _flops_and_device(facts, results, lo, hi)
     return facts
+
+
+def _place(tree: Any, unplaced: list[tuple[Sync, int, int]]) -> None:
+    """Give each runtime call the user's line running when it started: the innermost call
+    from the user's code, on the same thread, around its start."""
+    from torch._C._profiler import _EventType
+    from torch.profiler._utils import traverse_dfs
+
+    calls = [
+        e
+        for e in traverse_dfs(tree)
+        if e.tag in (_EventType.PyCall, _EventType.PyCCall)
+        and is_user_file(e.extra_fields.caller.file_name)
+    ]
+    for sync, tid, t in unplaced:
+        around = [e for e in calls if e.start_tid == tid and e.start_time_ns <= t <= e.end_time_ns]
+        if around:
+            caller = max(around, key=lambda e: e.start_time_ns).extra_fields.caller
+            sync.path, sync.line = display(caller.file_name), int(caller.line_number)
 
 
 def _ancestor_ids(event: Any) -> list[int]:
@@ -251,10 +288,11 @@ def _torch_op(facts: Facts, event: Any, name: str, synced: set[int]) -> None:
         on_cuda = "cuda" in devices
         if name in CUDA_SYNC_OPS and not on_cuda:
             return
-        # On the CPU nothing waits; count the calls the user's own code makes (those of
-        # torch's internals, such as the for-loop Adam's step counter, are not syncs).
+        # On the CPU nothing waits; count the calls the user's own training code makes:
+        # not torch's internals (the for-loop Adam's step counter), nor a dataset's, whose
+        # tensors stay on the CPU whatever the model's device.
         where = user_line(event, nearest_only=not on_cuda)
-        if where is None and not on_cuda:
+        if not on_cuda and (where is None or _loading_data(event)):
             return
         synced.add(event.id)
         path, line = where or (None, None)

@@ -18,6 +18,7 @@ from mkdocs.structure.nav import Section
 
 from generator import paths
 from generator.compose.script import expand_placeholders, read_tips_by_feature, tips_by_feature
+from generator.doctor import docs as doctor_docs
 from generator.doctor.tips import finding_tip_problems
 from generator.errors import InvalidRecords, UserError
 from generator.lint.tips import rule_code_problems
@@ -156,8 +157,9 @@ def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
     """Expand the markers of hand-written pages: ``<!-- compose: FLAGS -->`` into the script
     the composer writes today (``<!-- compose-flags: MODEL -->`` into its flag table),
     ``<!-- tip-count -->`` into the number of tips, ``<!-- problem-cards -->`` into the home
-    page's cards, one per problem, and the tool pages' markers into the composer's form and the
-    tools' scripts (`generator.site.tools`)."""
+    page's cards, one per problem, the tool pages' markers into the composer's form and the
+    tools' scripts (`generator.site.tools`), and the doctor's page's into its measured example
+    and overhead (`generator.doctor.docs`)."""
     if _TIP_COUNT in markdown:
         markdown = markdown.replace(_TIP_COUNT, str(len(_state.get("tips", {}))))
     markdown = tools.expand_markers(
@@ -168,6 +170,11 @@ def on_page_markdown(markdown, page, config, files):  # noqa: ANN001, ANN201
         _state["tool_cites"],
         list(_state["tips"].values()),
     )
+    if "<!-- doctor-" in markdown:  # the doctor's page: a real run's report, its overhead
+        try:
+            markdown = doctor_docs.expand(markdown, _lang(config), ui.labels()[_lang(config)])
+        except UserError as err:
+            raise PluginError(f"{page.file.src_path}: {err}") from None
     if _PROBLEM_CARDS in markdown:
         entry_points = _state["entry_points"]
         cards = render(
