@@ -20,19 +20,22 @@ EPILOG = """\
 how it runs:
   SCRIPT runs in this process as __main__, as `python SCRIPT ARGS` would (sys.argv,
   __file__, its folder first on sys.path), unmodified; its own output goes to standard
-  error, the report to standard output (or -o FILE). A step ends when an optimizer's
-  step() returns. After --warmup steps the profiler starts; after --steps more the doctor
-  ends the script (an exception its `except Exception` does not catch: `finally` blocks
-  run) and reports. A script that ends sooner is reported on the steps it ran.
-  Put `--` before the script's arguments if one looks like a doctor option.
+  error, the report to standard output (or -o FILE). A step ends when the first optimizer
+  that steps returns from step(). The doctor lets --warmup steps pass, times --steps with
+  light hooks only, lets one step pass as the profiler starts, records --profile-steps
+  under torch.profiler, then ends the script (with an exception its `except Exception`
+  does not catch: its `finally` blocks run) and reports. A script that ends sooner is
+  reported on the steps it ran. Put `--` before the script's arguments if one of them is
+  also a doctor option.
 
 what it measures, and what it costs:
   step time and phases   data (DataLoader __next__), forward (up to each backward call),
-                         backward, optimizer (step()), other: two clock reads per call
-  profiler               torch.profiler over the measured steps, CPU and CUDA activity,
-                         with record_shapes, with_stack, profile_memory, with_flops: the
-                         measured steps run slower (Python-heavy steps most, up to about
-                         2x); the warm-up and the step times it reports are of the same run
+                         backward, optimizer (step()), other: two clock reads per call,
+                         so the timed steps run at full speed
+  profiler               torch.profiler over the --profile-steps, CPU and CUDA activity,
+                         with record_shapes, with_stack, profile_memory, with_flops: those
+                         steps run slower (Python-heavy steps most, up to about 2x); their
+                         counts (syncs, ops, bytes, FLOPs) are divided by the timed steps
   host-device syncs      .item(), .tolist(), nonzero() on CUDA, cudaStreamSynchronize:
                          from the profiler, each with the user's line from its Python stack
   DataLoader, optimizer  settings as built, set_to_none of zero_grad, foreach/fused from the
@@ -48,14 +51,17 @@ what it measures, and what it costs:
   static lint            `pytorch-tips lint` on SCRIPT, listed apart (--no-lint: off)
 
 findings:
-  Each has a severity (error: half of the step time or more; warning: a tenth or more;
-  info: less; growing memory and graph breaks: warning), the measured evidence, its share
-  of the step time (or of the peak memory), the user's line where known, and the tip that
-  fixes it: `pytorch-tips show TIP` prints its code.
+  Only what was measured: a phase (data wait, optimizer) from 5% of the step. Each has a
+  severity (error: half of the step time or more; warning: a tenth or more; info: less;
+  growing memory and graph breaks: warning; PyTorch's own default for-loop optimizer on
+  the CPU: info), the measured evidence, its share of the step time (or of the peak
+  memory), the user's line where known, and the tip that fixes it: `pytorch-tips show TIP`
+  prints the tip and its code. The lint's findings follow, marked static, less those a
+  measured finding reports at the same line and tip.
 
 JSON (--format json), one object:
   script, args, device, device_name, outcome (stopped | finished | exited | raised),
-  steps (measured), warmup, total_steps, step_time_s (median), breakdown {data, forward,
+  steps (timed), warmup, total_steps, step_time_s (median), breakdown {data, forward,
   backward, optimizer, other: mean seconds a step}, gpu_idle_s, peak_memory_bytes,
   memory {capacity_bytes, growth_bytes_per_step}, flops_per_step, achieved_flops, mfu,
   per_step [{seconds, data, forward, backward, optimizer, other, allocated_bytes,

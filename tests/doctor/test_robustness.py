@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.doctor.runs import FAST, SCRIPTS, doctor, env, no_traceback, planted, report_of
 
 
@@ -104,3 +106,25 @@ def test_input_that_is_not_a_script_is_refused_in_one_line(tmp_path: Path) -> No
         assert len(lines) == 1 and message in lines[0], (script, lines)
     bad_output = doctor("-o", str(tmp_path), "ok.py", cwd=tmp_path)
     assert bad_output.returncode == 2 and "is a folder" in bad_output.stderr
+
+
+def test_without_torch_one_line_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    from generator.cli import main
+
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: object) -> object:
+        return None if name.split(".")[0] == "torch" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    assert main(["doctor", str(SCRIPTS / "raises.py")]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        "error: pytorch-tips doctor needs the [run] extra (torch is not installed): "
+        "pip install -e '.[run]'"
+    ]
