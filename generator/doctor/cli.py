@@ -4,6 +4,7 @@ and memory go, and name the tips that fix it."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -100,9 +101,10 @@ def _add_doctor(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
     p.add_argument("script", metavar="SCRIPT", help="the training script to run")
-    p.add_argument(
+    rest = p.add_argument(
         "args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments"
     )
+    rest.required = False  # argparse marks a REMAINDER positional required; none may follow
     p.add_argument(
         "--warmup",
         type=_count(0),
@@ -165,7 +167,8 @@ def _write(text: str, out: Path | None) -> None:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, out)
     except OSError as err:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
         raise UserError(f"{out}: cannot write the report: {err.strerror}") from None
 
 

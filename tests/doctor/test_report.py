@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.doctor.runs import FAST, SCRIPTS, doctor, planted, report_of
+from tests.doctor.runs import SCRIPTS, planted, report_of
 
 PHASES = ("data", "forward", "backward", "optimizer", "other")
 
@@ -31,16 +31,24 @@ def test_html_report_is_one_file_with_a_chart() -> None:
     assert not re.search(r"<script|<link|@import|src=\"http", html)
 
 
-def test_report_to_a_file_in_chinese_twice(tmp_path: Path) -> None:
+def test_a_report_file_is_replaced_whole(tmp_path: Path) -> None:
+    """Twice in a row: the second report replaces the first, through a temporary file that
+    does not stay; a report that cannot be written leaves nothing behind."""
+    import pytest
+
+    from generator.doctor.cli import _write
+    from generator.errors import UserError
+
     out = tmp_path / "report.json"
-    for _ in range(2):  # twice in a row: the second run replaces the first report
-        run = doctor(*FAST, "--format", "json", "--lang", "zh", "-o", str(out), "exits_early.py")
-        assert run.returncode == 0, run.stderr
-        assert run.stdout == ""  # the report went to the file
-        assert "doctor：" in run.stderr and f"已写入 {out}" in run.stderr
-    report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["outcome"] == "exited" and report["total_steps"] == 5
-    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary file left
+    _write('{"run": 1}\n', out)
+    _write('{"run": 2}\n', out)
+    assert json.loads(out.read_text(encoding="utf-8")) == {"run": 2}
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+    blocked = tmp_path / "a-file"  # a file where a folder should be: even root cannot write
+    blocked.write_text("", encoding="utf-8")
+    with pytest.raises(UserError, match="cannot write the report"):
+        _write("{}", blocked / "report.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "report.json"]
 
 
 def test_text_and_json_of_one_report_agree() -> None:

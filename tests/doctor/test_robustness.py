@@ -32,11 +32,15 @@ def test_a_script_that_raises_gets_its_error_in_one_line_and_exit_1() -> None:
     }
 
 
-def test_a_script_that_exits_early_is_reported_on_the_steps_it_ran() -> None:
-    run = report_of("exits_early.py", "--no-lint")
+def test_a_script_that_exits_early_is_reported_on_the_steps_it_ran(tmp_path: Path) -> None:
+    """With the report in Chinese, to a file."""
+    out = tmp_path / "report.json"
+    run = doctor(*FAST, "--format", "json", "--lang", "zh", "-o", str(out), "exits_early.py")
     assert run.returncode == 0, run.stderr
     no_traceback(run)
-    report = run.report
+    assert run.stdout == ""  # the report went to the file
+    assert "doctor：已计时第 3/3 步" in run.stderr and f"已写入 {out}" in run.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
     assert report["outcome"] == "exited"
     assert report["total_steps"] == 5 and report["steps"] == 3
     assert report["profiled_steps"] == []
