@@ -152,7 +152,7 @@ def _check_output(path: str | None) -> Path | None:
     out = Path(path)
     if out.is_dir():
         raise UserError(f"{out} is a folder: give the report's file name")
-    if not out.parent.exists():
+    if not out.parent.is_dir():  # checked now, not after the run
         raise UserError(f"{out.parent}: no such folder")
     return out
 

@@ -12,8 +12,8 @@ from typing import Any
 from generator.compose.peaks import peak_tflops
 from generator.doctor import units
 from generator.doctor.detect import REPORTED, WARNING, Evidence, finding
+from generator.doctor.intervals import overlap, union
 from generator.doctor.model import Finding
-from generator.doctor.trace import overlap, union
 
 #: Reserved-but-unallocated memory worth a finding: this share of the reserved, and 1 GiB.
 FRAGMENTED, FRAGMENTED_BYTES = 0.25, 2**30
