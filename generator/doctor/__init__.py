@@ -4,7 +4,8 @@ the time and memory go, and name the tips that fix it.
 `generator.doctor.script` checks the script and runs it as ``__main__``;
 `generator.doctor.hooks` counts the optimizer steps and times their phases;
 `generator.doctor.trace` runs ``torch.profiler`` over the profiled steps and reads its
-events once; `generator.doctor.memory` and `generator.doctor.dynamo` read the allocations
+events once, `generator.doctor.stacks` tracing them to the user's lines;
+`generator.doctor.memory` and `generator.doctor.dynamo` read the allocations
 and ``torch.compile``'s records; `generator.doctor.detect` and
 `generator.doctor.detect_device` turn them into findings, each naming a tip
 (`generator.doctor.kinds`, checked by ``validate`` in `generator.doctor.tips`), with

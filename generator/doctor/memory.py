@@ -23,7 +23,8 @@ from types import FrameType
 from typing import Any
 
 from generator.doctor.frames import display, is_user_file, resolve
-from generator.doctor.trace import Alloc, Facts, user_line
+from generator.doctor.stacks import user_line
+from generator.doctor.trace import Alloc, Facts
 
 
 @dataclass

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.doctor.frames import display, is_user_file
+from generator.doctor.stacks import ancestor_ids, loading_data, place, user_line
 
 MARK = "doctor::step"
 
@@ -68,6 +68,7 @@ class Facts:
     optimizer_ops: dict[str, dict[str, int]] = field(default_factory=dict)
     optimizer_spans: list[tuple[int, int, int, str]] = field(default_factory=list)
     top_ops: list[tuple[int, int, int, str]] = field(default_factory=list)
+    sync_spans: list[tuple[int, int, int]] = field(default_factory=list)  # (tid, start, end)
     main_tid: int = 0
     gloo: list[tuple[int, int]] = field(default_factory=list)
     host_compute: list[tuple[int, int]] = field(default_factory=list)
@@ -155,36 +156,6 @@ def quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def user_line(event: Any, nearest_only: bool = False) -> tuple[str, int] | None:
-    """The user's line that led to ``event``: the innermost Python frame in the user's
-    files among its ancestors (``nearest_only``: only if the nearest Python frame is one)."""
-    from torch._C._profiler import _EventType
-
-    python = (_EventType.PyCall, _EventType.PyCCall)
-    node = event.parent
-    while node is not None:
-        if node.tag in python:
-            caller = node.extra_fields.caller
-            if is_user_file(caller.file_name):
-                return display(caller.file_name), int(caller.line_number)
-            if nearest_only:
-                return None
-        node = node.parent
-    return None
-
-
-def _loading_data(event: Any) -> bool:
-    """Whether ``event`` runs inside the DataLoader's machinery (a dataset's code)."""
-    from torch._C._profiler import _EventType
-
-    node = event.parent
-    while node is not None:
-        if node.tag == _EventType.PyCall and node.name.startswith("torch/utils/data/"):
-            return True
-        node = node.parent
-    return False
-
-
 def _device(meta: Any) -> str | None:
     try:
         return str(meta.device.type)
@@ -216,6 +187,7 @@ def scan(prof: Any) -> Facts:
     lo, hi = facts.marks[0], facts.marks[-1]
     synced: set[int] = set()  # ops counted as syncs: their runtime calls are not counted again
     unplaced: list[tuple[Sync, int, int]] = []  # runtime calls with no Python parent
+    in_tree = False  # whether the event tree holds the CUDA runtime's calls
     for event in traverse_dfs(tree):
         tag = event.tag
         if tag == _EventType.Allocation:  # all of them: the running totals start before
@@ -238,46 +210,25 @@ def scan(prof: Any) -> Facts:
         if tag == _EventType.TorchOp:
             _torch_op(facts, event, name, synced)
         elif tag == _EventType.Kineto and name in CUDA_SYNC_CALLS:
-            if not any(a in synced for a in _ancestor_ids(event)):
+            in_tree = True
+            if not any(a in synced for a in ancestor_ids(event)):
                 path, line = user_line(event) or (None, None)
                 sync = Sync(name, path, line, event.duration_time_ns)
                 facts.syncs.append(sync)
                 if path is None:
                     unplaced.append((sync, event.start_tid, event.start_time_ns))
-    if unplaced:
-        _place(tree, unplaced)
     facts.allocs.sort(key=lambda a: a.t)
     _optimizer_ops(facts)
-    _flops_and_device(facts, results, lo, hi)
+    calls = _flops_and_device(facts, results, lo, hi)
+    if not in_tree:  # the runtime calls from the device activity, placed by their time
+        for name, tid, start, ns in calls:
+            if not any(t == tid and a <= start <= b for t, a, b in facts.sync_spans):
+                sync = Sync(name, None, None, ns)
+                facts.syncs.append(sync)
+                unplaced.append((sync, tid, start))
+    if unplaced:
+        place(tree, unplaced)
     return facts
-
-
-def _place(tree: Any, unplaced: list[tuple[Sync, int, int]]) -> None:
-    """Give each runtime call the user's line running when it started: the innermost call
-    from the user's code, on the same thread, around its start."""
-    from torch._C._profiler import _EventType
-    from torch.profiler._utils import traverse_dfs
-
-    calls = [
-        e
-        for e in traverse_dfs(tree)
-        if e.tag in (_EventType.PyCall, _EventType.PyCCall)
-        and is_user_file(e.extra_fields.caller.file_name)
-    ]
-    for sync, tid, t in unplaced:
-        around = [e for e in calls if e.start_tid == tid and e.start_time_ns <= t <= e.end_time_ns]
-        if around:
-            caller = max(around, key=lambda e: e.start_time_ns).extra_fields.caller
-            sync.path, sync.line = display(caller.file_name), int(caller.line_number)
-
-
-def _ancestor_ids(event: Any) -> list[int]:
-    out = []
-    node = event.parent
-    while node is not None:
-        out.append(node.id)
-        node = node.parent
-    return out
 
 
 def _torch_op(facts: Facts, event: Any, name: str, synced: set[int]) -> None:
@@ -292,9 +243,10 @@ def _torch_op(facts: Facts, event: Any, name: str, synced: set[int]) -> None:
         # not torch's internals (the for-loop Adam's step counter), nor a dataset's, whose
         # tensors stay on the CPU whatever the model's device.
         where = user_line(event, nearest_only=not on_cuda)
-        if not on_cuda and (where is None or _loading_data(event)):
+        if not on_cuda and (where is None or loading_data(event)):
             return
         synced.add(event.id)
+        facts.sync_spans.append((event.start_tid, event.start_time_ns, event.end_time_ns))
         path, line = where or (None, None)
         facts.syncs.append(Sync(name, path, line, event.duration_time_ns))
     elif name.startswith("Optimizer.step#"):
@@ -367,10 +319,14 @@ def _is_nchw(sizes: list[int], strides: list[int]) -> bool:
     return strides[1] > strides[2] >= strides[3]
 
 
-def _flops_and_device(facts: Facts, results: Any, lo: int, hi: int) -> None:
-    """FLOPs of every op between ``lo`` and ``hi``, and on CUDA the GPU's work then."""
+def _flops_and_device(
+    facts: Facts, results: Any, lo: int, hi: int
+) -> list[tuple[str, int, int, int]]:
+    """FLOPs of every op between ``lo`` and ``hi``, and on CUDA the GPU's work then; returns
+    the CUDA runtime's blocking calls (name, thread, start, duration)."""
     from torch.autograd import DeviceType
 
+    calls = []
     for e in results.events():
         if not lo <= e.start_ns() <= hi:
             continue
@@ -380,6 +336,8 @@ def _flops_and_device(facts: Facts, results: Any, lo: int, hi: int) -> None:
             if e.name().startswith("aten::conv"):
                 facts.conv_forward_flops += flops
         if e.device_type() != DeviceType.CUDA:
+            if e.name() in CUDA_SYNC_CALLS:
+                calls.append((e.name(), e.start_thread_id(), e.start_ns(), e.duration_ns()))
             continue
         start, end, name = e.start_ns(), e.end_ns(), e.name()
         if end <= start:
@@ -393,3 +351,4 @@ def _flops_and_device(facts: Facts, results: Any, lo: int, hi: int) -> None:
             facts.gpu_kernels_ns += end - start
         if "pageable" in lowered:
             facts.pageable.append((end - start, name))
+    return calls
