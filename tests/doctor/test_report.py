@@ -107,3 +107,31 @@ def test_the_tip_page_says_the_doctor_detects_it() -> None:
     assert "编译的模型里有图中断" in zh and "重新编译" in zh
     other = tip_page(by_id["seed-everything"], "en", tips, bench_results={})
     assert "The doctor detects" not in other
+
+
+def test_the_mfu_peaks_are_the_composed_scripts() -> None:
+    """The doctor's peak FLOP/s (generator.compose.peaks) and those of a composed train.py
+    are one table: the same answer for each GPU name, None for the others."""
+    import ast
+
+    from generator.compose.peaks import GPU_PEAK_TFLOPS, PRECISIONS, peak_tflops
+    from generator.compose.script import ComposeOptions, compose, read_tips_by_feature
+
+    source = compose(ComposeOptions(), read_tips_by_feature())
+    tree = ast.parse(source)
+    wanted = [
+        node
+        for node in tree.body
+        if (isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "GPU_PEAK_TFLOPS")
+        or (isinstance(node, ast.FunctionDef) and node.name == "peak_tflops")
+    ]
+    namespace: dict = {"re": re}
+    exec(compile(ast.Module(wanted, []), "train.py", "exec"), namespace)
+    names = ["NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H200 NVL", "NVIDIA B200"]
+    names += ["NVIDIA A100-SXM4-80GB", "NVIDIA L4", "NVIDIA GeForce RTX 4090", "Tesla T4", "CPU"]
+    assert len(namespace["GPU_PEAK_TFLOPS"]) == len(GPU_PEAK_TFLOPS)
+    for name in names:
+        for precision in PRECISIONS:
+            assert namespace["peak_tflops"](name, precision) == peak_tflops(name, precision)
+    assert peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == 989.4
+    assert peak_tflops("Tesla T4", "fp32") is None
