@@ -45,7 +45,7 @@ def chart(report: dict[str, Any]) -> dict[str, Any]:
                 }
             )
     ticks = [
-        {"y": round(8 + plot_h - f * plot_h, 1), "label": units.seconds(top * f)}
+        {"y": round(8 + plot_h - f * plot_h, 1), "label": units.seconds(top * f) if f else "0"}
         for f in (0.0, 0.5, 1.0)
     ]
     labels = [

@@ -24,6 +24,7 @@ def test_html_report_is_one_file_with_a_chart() -> None:
     assert "Optimizer updates one tensor at a time" in html
     assert f"foreach_false.py:{planted('foreach_false.py', 'optimizer_loop')}" in html
     assert "pytorch-tips show fused-optimizers" in html
+    assert 'href="tips/' not in html  # no public address: no relative link to nowhere
     # the chart: a bar for each phase of each timed step that took any time
     bars = sum(1 for step in report["per_step"] for p in PHASES if step[p] > 0)
     assert html.count("<rect") == bars >= 3 * 3
