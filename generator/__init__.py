@@ -3,6 +3,8 @@
     cli.py          python -m generator: assembles the commands below, maps errors to exit codes
       site/         pages from the records, MkDocs hooks, Pagefind index,     (uses all below)
                     the runtime of the composer page and the lint playground (Pyodide)
+      doctor/       run a user's script for a few steps under hooks and       (uses all below)
+                    torch.profiler; findings that name tips, the lint's beside them
       bench/        measure before vs after, results files, verdicts, charts  (uses records)
       compose/      a train.py from the chosen tips: options, flags, template (uses records)
       lint/         PTT rules over a user's script: engine, analysis, fixes   (uses records)

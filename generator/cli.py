@@ -36,6 +36,7 @@ from generator.command import (
     unmet,
 )
 from generator.compose import cli as compose
+from generator.doctor import cli as doctor
 from generator.errors import InvalidRecords, UserError
 from generator.lint import cli as lint
 from generator.records import cli as records
@@ -45,16 +46,19 @@ if TYPE_CHECKING:
     from generator.records.search import Document
 
 #: The capabilities' ``cli`` modules, in the order of ``--help``: each offers its ``COMMANDS``.
-CAPABILITIES: tuple[ModuleType, ...] = (records, site, bench, compose, lint)
+CAPABILITIES: tuple[ModuleType, ...] = (records, site, bench, compose, lint, doctor)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from generator.compose.tips import block_problems
+    from generator.doctor.tips import finding_tip_problems
     from generator.lint.tips import rule_code_problems
     from generator.records.load import validate
 
     targets = [Path(p) for p in args.paths] or None
-    tips, problems = validate(targets, cross_checks=[rule_code_problems, block_problems])
+    tips, problems = validate(
+        targets, cross_checks=[rule_code_problems, block_problems, finding_tip_problems]
+    )
     if problems:
         raise InvalidRecords(problems)
     print_line(f"{len(tips)} record(s) valid.")

@@ -102,6 +102,7 @@ def compose(
     Raises:
         ContradictoryOptions: the options contradict each other.
     """
+    from generator.compose.peaks import GPU_PEAK_TFLOPS
     from generator.records.render import render
 
     validate(options)
@@ -109,6 +110,7 @@ def compose(
         "o": options,
         "command": options.command(),
         "script": script_name,
+        "gpu_peaks": GPU_PEAK_TFLOPS,
     }
     # Pass 1 learns which blocks this script has, so a feature's main block can cite exactly
     # the tips that no part of the same script cites (`generator.compose.tips.Citations`).

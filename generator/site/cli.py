@@ -13,13 +13,14 @@ from generator.command import CHECKOUT, Command, print_line
 def cmd_build(args: argparse.Namespace) -> int:
     import time
 
+    from generator.doctor.tips import finding_tip_problems
     from generator.lint.tips import rule_code_problems
     from generator.records.load import load_tips
     from generator.site.pages import build_site, write_pages
 
     start = time.perf_counter()
     # Fail here, with file:line problems, before MkDocs starts.
-    tips = load_tips(cross_checks=[rule_code_problems])
+    tips = load_tips(cross_checks=[rule_code_problems, finding_tip_problems])
     write_pages(tips)
     rc = build_site(strict=True, site_dir=Path(args.site_dir) if args.site_dir else None)
     if rc:

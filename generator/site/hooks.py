@@ -26,6 +26,8 @@ from mkdocs.structure.pages import Page
 from generator import paths
 from generator.compose.script import expand_placeholders, read_tips_by_feature, tips_by_feature
 from generator.compose.tips import block_problems
+from generator.doctor import docs as doctor_docs
+from generator.doctor.tips import finding_tip_problems
 from generator.errors import InvalidRecords, UserError
 from generator.lint.tips import rule_code_problems
 from generator.records import cjk, ui
@@ -144,7 +146,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     except UserError as err:
         raise PluginError(str(err)) from None
     try:
-        tips = load_tips(cross_checks=[rule_code_problems, block_problems])
+        tips = load_tips(cross_checks=[rule_code_problems, block_problems, finding_tip_problems])
     except InvalidRecords as err:
         for problem in err.problems:
             log.error("%s", problem)
@@ -166,7 +168,8 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     # The tools and the checklist lead, right after the home page (issue 17).
     pages.insert(pages.index("composer.md") + 1, "lint.md")
     pages.insert(pages.index("lint.md") + 1, "lint/playground.md")
-    pages.insert(pages.index("lint/playground.md") + 1, "checklist.md")
+    pages.insert(pages.index("lint/playground.md") + 1, "doctor.md")
+    pages.insert(pages.index("doctor.md") + 1, "checklist.md")
     problem_pages = [f"problems/{slug}.md" for slug in entry_points.problems]
     problems = {ui.labels()["en"]["nav_problems"]: problem_pages}
     pages[pages.index("usage.md") + 1 : pages.index("usage.md") + 1] = [problems]
@@ -208,8 +211,9 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     """Expand the markers of hand-written pages: ``<!-- compose: FLAGS -->`` into the script
     the composer writes today (``<!-- compose-flags: MODEL -->`` into its flag table),
     ``<!-- tip-count -->`` into the number of tips, ``<!-- problem-cards -->`` into the home
-    page's cards, one per problem, and the tool pages' markers into the composer's form and the
-    tools' scripts (`generator.site.tools`)."""
+    page's cards, one per problem, the tool pages' markers into the composer's form and the
+    tools' scripts (`generator.site.tools`), and the doctor's page's into its measured example
+    and overhead (`generator.doctor.docs`)."""
     state = _state()
     if _TIP_COUNT in markdown:
         markdown = markdown.replace(_TIP_COUNT, str(len(state.tips)))
@@ -221,6 +225,11 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         state.tool_cites,
         list(state.tips.values()),
     )
+    if "<!-- doctor-" in markdown:  # the doctor's page: a real run's report, its overhead
+        try:
+            markdown = doctor_docs.expand(markdown, _lang(config), ui.labels()[_lang(config)])
+        except UserError as err:
+            raise PluginError(f"{page.file.src_path}: {err}") from None
     if _PROBLEM_CARDS in markdown:
         entry_points = state.entry_points
         cards = render(

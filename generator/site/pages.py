@@ -19,6 +19,7 @@ from generator.bench import view as benchview
 from generator.bench.results import ResultsFile, load_all
 from generator.bench.stats import EQUIVALENCE
 from generator.bench.texts import TOLERANCE_TEXT
+from generator.doctor.kinds import kinds_by_tip
 from generator.errors import UserError
 from generator.lint.docs import page_markdown as lint_page
 from generator.lint.docs import rule_pages
@@ -88,6 +89,7 @@ def tip_page(
         measured=measured,
         verified=verified,
         diff=code_diff(tip),
+        doctor=kinds_by_tip().get(str(tip.id), []),
         **_context(lang),
     )
 

@@ -334,6 +334,7 @@ def _ui_sources() -> dict[str, str]:
     from generator import paths
 
     files = sorted((paths.TEMPLATES / "site").rglob("*.j2")) + [paths.TEMPLATES / "show.txt.j2"]
+    files += sorted((paths.TEMPLATES / "doctor").rglob("*.j2"))  # the doctor's HTML report
     files += sorted(paths.TEMPLATES.parent.rglob("*.py"))  # every module that may read a label
     files += sorted((paths.ROOT / "overrides").rglob("*.html"))  # theme overrides: the footer
     return {str(p): p.read_text(encoding="utf-8") for p in files}

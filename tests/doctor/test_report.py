@@ -1,0 +1,138 @@
+"""The report's forms: the HTML file (self-contained, with its chart), Chinese, a file
+written twice, and the text and JSON of the same run; the kinds' tips exist, and the tip
+pages say the doctor finds them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.doctor.runs import SCRIPTS, planted, report_of
+
+PHASES = ("data", "forward", "backward", "optimizer", "other")
+
+
+def test_html_report_is_one_file_with_a_chart() -> None:
+    from generator.doctor.html import to_html
+    from generator.records.ui import labels
+
+    report = report_of("foreach_false.py", "--no-lint").report
+    html = to_html(report, labels()["zh"], "zh")
+    assert html.startswith("<!DOCTYPE html>") and '<html lang="zh">' in html
+    assert "doctor 诊断报告" in html  # the page in Chinese (the findings in the run's language)
+    assert "Optimizer updates one tensor at a time" in html
+    assert f"foreach_false.py:{planted('foreach_false.py', 'optimizer_loop')}" in html
+    assert "pytorch-tips show fused-optimizers" in html
+    assert 'href="tips/' not in html  # no public address: no relative link to nowhere
+    # the chart: a bar for each phase of each timed step that took any time
+    bars = sum(1 for step in report["per_step"] for p in PHASES if step[p] > 0)
+    assert html.count("<rect") == bars >= 3 * 3
+    # self-contained: no script, no stylesheet or font from elsewhere
+    assert not re.search(r"<script|<link|@import|src=\"http", html)
+
+
+def test_a_report_file_is_replaced_whole(tmp_path: Path) -> None:
+    """Twice in a row: the second report replaces the first, through a temporary file that
+    does not stay; a report that cannot be written leaves nothing behind."""
+    import pytest
+
+    from generator.doctor.cli import _write
+    from generator.errors import UserError
+
+    out = tmp_path / "report.json"
+    _write('{"run": 1}\n', out)
+    _write('{"run": 2}\n', out)
+    assert json.loads(out.read_text(encoding="utf-8")) == {"run": 2}
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+    blocked = tmp_path / "a-file"  # a file where a folder should be: even root cannot write
+    blocked.write_text("", encoding="utf-8")
+    with pytest.raises(UserError, match="cannot write the report"):
+        _write("{}", blocked / "report.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "report.json"]
+
+
+def test_text_and_json_of_one_report_agree() -> None:
+    from generator.doctor.report import to_text
+    from generator.records.ui import labels
+
+    report = report_of("zero_grad_fill.py").report
+    contract = {"script", "device", "steps", "step_time_s", "breakdown", "peak_memory_bytes"}
+    assert contract <= set(report)
+    assert set(report["breakdown"]) >= set(PHASES)
+    keys = {"tip", "severity", "title", "evidence", "share", "path", "line", "static"}
+    assert report["findings"] and all(keys <= set(f) for f in report["findings"])
+    from generator.doctor.static import lint_script
+
+    # The lint reports PTT032 there; the report leaves it out, as the measured zero_grad
+    # finding at the same line and tip says it with evidence.
+    line = planted("zero_grad_fill.py", "zero_grad_fill")
+    alone = lint_script(SCRIPTS / "zero_grad_fill.py", "en")
+    assert [(f.rule, f.line) for f in alone if f.tip == "zero-grad-set-to-none"] == [
+        ("PTT032", line)
+    ]
+    static = [f for f in report["findings"] if f["static"]]
+    assert all(f["rule"] != "PTT032" for f in static)
+    text = to_text(report, labels()["en"])
+    for f in report["findings"]:
+        assert f["evidence"] in text
+    assert json.loads(json.dumps(report)) == report
+
+
+def test_every_kind_names_a_tip_and_validate_fails_on_a_missing_one() -> None:
+    from generator.doctor import kinds
+    from generator.doctor.tips import finding_tip_problems
+    from generator.records.load import validate
+
+    tips, problems = validate(cross_checks=[finding_tip_problems])
+    assert problems == []
+    assert {k.tip for k in kinds.KINDS.values()} <= {t.id for t in tips}
+    original = kinds.KINDS["sync"]
+    kinds.KINDS["sync"] = original._replace(tip="no-such-tip")
+    try:
+        _, problems = validate(cross_checks=[finding_tip_problems])
+    finally:
+        kinds.KINDS["sync"] = original
+    assert [(p.field, p.reason) for p in problems] == [("sync", "names no tip: 'no-such-tip'")]
+
+
+def test_the_tip_page_says_the_doctor_detects_it() -> None:
+    from generator.records.load import load_tips
+    from generator.site.pages import tip_page
+
+    tips = load_tips()
+    by_id = {t.id: t for t in tips}
+    page = tip_page(by_id["avoid-cpu-gpu-syncs"], "en", tips, bench_results={})
+    assert "The doctor detects this" in page and "Host-device sync every step" in page
+    zh = tip_page(by_id["compile-graph-breaks-recompiles"], "zh", tips, bench_results={})
+    assert "编译的模型里有图中断" in zh and "重新编译" in zh
+    other = tip_page(by_id["seed-everything"], "en", tips, bench_results={})
+    assert "The doctor detects" not in other
+
+
+def test_the_mfu_peaks_are_the_composed_scripts() -> None:
+    """The doctor's peak FLOP/s (generator.compose.peaks) and those of a composed train.py
+    are one table: the same answer for each GPU name, None for the others."""
+    import ast
+
+    from generator.compose.peaks import GPU_PEAK_TFLOPS, PRECISIONS, peak_tflops
+    from generator.compose.script import ComposeOptions, compose, read_tips_by_feature
+
+    source = compose(ComposeOptions(), read_tips_by_feature())
+    tree = ast.parse(source)
+    wanted = [
+        node
+        for node in tree.body
+        if (isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "GPU_PEAK_TFLOPS")
+        or (isinstance(node, ast.FunctionDef) and node.name == "peak_tflops")
+    ]
+    namespace: dict = {"re": re}
+    exec(compile(ast.Module(wanted, []), "train.py", "exec"), namespace)
+    names = ["NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H200 NVL", "NVIDIA B200"]
+    names += ["NVIDIA A100-SXM4-80GB", "NVIDIA L4", "NVIDIA GeForce RTX 4090", "Tesla T4", "CPU"]
+    assert len(namespace["GPU_PEAK_TFLOPS"]) == len(GPU_PEAK_TFLOPS)
+    for name in names:
+        for precision in PRECISIONS:
+            assert namespace["peak_tflops"](name, precision) == peak_tflops(name, precision)
+    assert peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == 989.4
+    assert peak_tflops("Tesla T4", "fp32") is None
