@@ -26,6 +26,7 @@ from generator.lint.syntax import (
     last_name,
     span,
 )
+from generator.lint.flow import StepFlow
 from generator.lint.training import Function, TrainingLoops, node_position
 
 #: Names that mean the usual module when a file uses them without importing them
@@ -41,6 +42,14 @@ DEFAULT_ALIASES = {
 #: Names that usually hold an ``nn.Module``.
 MODEL_NAME = re.compile(
     r"^(?:.*_)?(?:model|net|network|module|encoder|decoder|backbone|classifier)$", re.I
+)
+#: Names of functions that act on a model (``evaluate_model``, ``build_model``): a call of one
+#: returns what the function computes, not a model's output.
+_VERB = re.compile(
+    r"^(?:build|create|get|load|make|init|initialize|evaluate|eval|train|test|validate|save|"
+    r"run|fit|prepare|setup|set|update|copy|export|freeze|unfreeze|wrap|unwrap|print|show|"
+    r"log|compile|convert|count|summarize|check|reset|to|from|apply|register)_",
+    re.I,
 )
 _AUTOCAST = {
     "torch.autocast",
@@ -65,6 +74,7 @@ class Context:
         calls_by_qualname: calls by the resolved name of what they call.
         calls_by_method: calls of the form ``x.name(...)`` by ``name``.
         loops: the training loops and what runs in them.
+        flow: which guards of a loop run on every step, and flags' literal defaults.
     """
 
     def __init__(self, tree: ast.Module, source: str, path: str = "<string>") -> None:
@@ -98,6 +108,7 @@ class Context:
             if q is not None:
                 self.calls_by_qualname[q].append(call)
         self.loops = TrainingLoops(self)
+        self.flow = StepFlow(self)
 
     # --- names -----------------------------------------------------------------------------
 
@@ -299,6 +310,10 @@ class Context:
         name = last_name(node)
         if name is None:
             return False
+        if isinstance(node, ast.Name) and (
+            name in self.functions or (_VERB.match(name) and name not in self.assignments)
+        ):
+            return False  # a function (`evaluate_model(...)`, `build_model(cfg)`), not a module
         if MODEL_NAME.match(name):
             return True
         if isinstance(node, ast.Name):

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.rules.steps import every_step, feeds_backward, is_loss_value, outputs
+from generator.lint.rules.sync_sites import sites
 from generator.lint.syntax import LOOPS, SCOPES, iter_region, method_name, receiver, root_name
 from generator.lint.training import Loop
 
@@ -158,8 +159,13 @@ class EmptyCacheInLoop(Rule):
 class MetricItemInEvalLoop(Rule):
     """In an evaluation loop, `correct += (pred == y).sum().item()` copies to the host and
     waits for the GPU on every batch. Sum on the device (`correct += (pred == y).sum()`)
-    and convert once after the loop. The same holds for `meter.update(loss.item())` and
-    `totals[k] = x.item()`."""
+    and convert once after the loop. The same holds for `meter.update(loss.item())`,
+    `losses.append(loss.item())`, `totals[k] = x.item()`, a number read into a variable and
+    summed on the next line, and `total += loss.cpu().numpy()` into a number. An evaluation
+    loop trains nothing and runs under `no_grad`/`inference_mode` (around it, on its
+    function, around every call of its function) or runs its forward under one. A batch
+    that has already called `torch.cuda.synchronize()` has paid for the wait: the reads
+    after it are not reported."""
 
     code = "PTT036"
     name = "metric-item-in-eval-loop"
@@ -170,8 +176,12 @@ class MetricItemInEvalLoop(Rule):
     message_zh = "每个评估批次都用 `.item()` 累加指标：在设备上求和，最后只转换一次"
     why_zh = (
         "在评估循环里，`correct += (pred == y).sum().item()` 每个批次都要拷到主机并等待 GPU。在设备上"
-        "求和（`correct += (pred == y).sum()`），循环结束后再转换一次。`meter.update(loss.item())` 和"
-        " `totals[k] = x.item()` 也是一样。"
+        "求和（`correct += (pred == y).sum()`），循环结束后再转换一次。`meter.update(loss.item())`、"
+        "`losses.append(loss.item())`、`totals[k] = x.item()`、先读进一个变量再在下一行累加的数值，以及累加进"
+        "数值变量的 `total += loss.cpu().numpy()`，也都一样。评估循环指的是不做任何训练、并且在"
+        " `no_grad`/`inference_mode` 下运行的循环（包在它外面、装饰它所在的函数，或者包住该函数的每一处"
+        "调用），或者只把前向传播放在其中运行的循环。如果这个批次已经调用过 `torch.cuda.synchronize()`，"
+        "等待已经发生，之后的读取不会报告。"
     )
     tip = "track-metrics-on-device"
     VALID = (
@@ -195,32 +205,5 @@ class MetricItemInEvalLoop(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        training = set(ctx.loops.training_loops)
-        for kind in (ast.For, ast.While):
-            for loop in ctx.by_type[kind]:
-                assert isinstance(loop, ast.For | ast.While)
-                if loop in training or not ctx.in_no_grad(loop):
-                    continue
-                for node in iter_region(loop.body):
-                    yield from (Report(t) for t in self._items(node))
-
-    @staticmethod
-    def _items(node: ast.AST) -> list[ast.AST]:
-        """The ``.item()`` terms ``node`` accumulates: ``x += v.item()``,
-        ``meter.update(v.item(), n)``, ``d[k] = v.item()``."""
-        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
-            values: list[ast.AST] = [node.value]
-        elif isinstance(node, ast.Call) and method_name(node) == "update" and node.args:
-            values = [node.args[0]]
-        elif isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Subscript) for t in node.targets
-        ):
-            values = [node.value]
-        else:
-            return []
-        return [
-            term
-            for value in values
-            for term in LossKeptWithGraph._terms(value)
-            if isinstance(term, ast.Call) and method_name(term) == "item"
-        ]
+        for site in sites(ctx, "PTT036"):
+            yield Report(site.node)

@@ -1,0 +1,369 @@
+"""Control flow inside a loop and flags whose value the file states: `StepFlow`, computed once
+per file (``ctx.flow`` of `generator.lint.analysis.Context`).
+
+A statement under an ``if`` in a training loop's body still runs on every step when the ``if``
+is a *step guard* (its body steps the optimizer: ``if (i + 1) % accum == 0:``) or tests
+something that does not change from one step to the next the way a counter does: a flag
+(``if args.fp16:``), the rank (``if rank == 0:``), the device, a state (``if not
+is_overflow:``), or a counter passing a threshold for good (``if step > warmup:``). It runs
+only on some steps when the test is periodic (``% N``), reaches a counter's value once or
+for a while (``i == 0``, ``i < 10``, ``epoch in milestones``), draws a random number, or
+reads a tensor's value (the test itself then waits for the GPU). The ``else`` of a test
+that is true on some steps only (``i == 0``, ``i % N == 0``) runs on the others, so on
+every step for the rules' purposes.
+
+`flag_default` reads the default of an ``args.name`` flag where the file states it as a
+literal: ``parser.add_argument("--name", default=True)``, ``action="store_true"`` (False)
+or a dataclass field ``name: bool = True``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
+
+from generator.lint.syntax import LOOPS, SCOPES, is_const, kwarg, method_name
+from generator.lint.training import Loop, per_node
+
+if TYPE_CHECKING:
+    from generator.lint.analysis import Context
+
+#: How often the body (or the ``else``) of an ``if`` in a loop runs.
+Frequency = Literal["every", "some"]
+_RANDOM = ("random.", "numpy.random.", "torch.rand", "torch.randn", "torch.randint", "torch.bernoulli")
+#: Comparisons of a counter that hold for a finite stretch of steps (counter on the left).
+_FINITE = (ast.Eq, ast.Lt, ast.LtE, ast.In, ast.Is)
+#: Methods that read a tensor's value in a test (``x.any()``, ``x.item() > 0``...).
+_VALUE_METHODS = {"item", "any", "all", "sum", "mean", "max", "min", "norm"}
+
+
+@dataclass(frozen=True)
+class FlagDefault:
+    """The literal default of a command-line flag (or config field) and how it is written."""
+
+    value: object
+    #: ``--torch-deterministic`` as the parser spells it, or ``torch_deterministic``.
+    written: str
+
+    def describe(self) -> str:
+        """``--torch-deterministic True``: the flag and its default, as a message names them."""
+        return f"{self.written} {self.value!r}"
+
+
+class StepFlow:
+    """Guards and flags of one file (``ctx.flow``)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    # --- counters and guards ------------------------------------------------------------
+
+    @per_node
+    def counters(self, loop: Loop) -> frozenset[str]:
+        """Names that count iterations of ``loop``: its target, names incremented in it
+        (``step += 1``), and names computed from those (``ni = i + nb * epoch``)."""
+        out: set[str] = set()
+        if isinstance(loop, ast.For | ast.AsyncFor):
+            out |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        assigns: list[ast.Assign] = []
+        for node in self.ctx.loops.all_nodes(loop):
+            if (
+                isinstance(node, ast.AugAssign)
+                and isinstance(node.op, ast.Add | ast.Sub)
+                and isinstance(node.target, ast.Name)
+                and isinstance(node.value, ast.Constant | ast.Name | ast.Attribute)
+            ):
+                out.add(node.target.id)
+            elif isinstance(node, ast.Assign):
+                assigns.append(node)
+        if isinstance(loop, ast.While):
+            out |= {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)} & self._bumped(
+                loop
+            )
+        for node in assigns:
+            if _names(node.value) & out and not _periodic(node.value):
+                out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        return frozenset(out)
+
+    @per_node
+    def _periodic_names(self, loop: Loop) -> frozenset[str]:
+        """Names ``loop`` binds to a test of its counters (``is_log_step = step % 50 == 0``)."""
+        counters = self.counters(loop)
+        out: set[str] = set()
+        for node in self.ctx.loops.all_nodes(loop):
+            if (
+                isinstance(node, ast.Assign)
+                and _periodic(node.value)
+                and _names(node.value) & (counters | out)
+            ):
+                out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        return frozenset(out)
+
+    @per_node
+    def _assigned(self, loop: Loop) -> frozenset[str]:
+        """Names ``loop`` binds (its own computations: a test on one depends on the data)."""
+        out: set[str] = set()
+        for node in self.ctx.loops.all_nodes(loop):
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    elts = t.elts if isinstance(t, ast.Tuple | ast.List) else [t]
+                    out |= {e.id for e in elts if isinstance(e, ast.Name)}
+            elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                out.add(node.target.id)
+        return frozenset(out)
+
+    def _off_by_default(self, test: ast.AST) -> bool:
+        """A test of a flag whose literal default is off (``if args.verbose:`` with
+        ``action="store_true"``): by default its body does not run."""
+        default = self.flag_default(test)
+        return default is not None and default.value in (False, None, 0)
+
+    def _bumped(self, loop: Loop) -> set[str]:
+        return {
+            n.target.id
+            for n in self.ctx.loops.all_nodes(loop)
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+        }
+
+    @per_node
+    def _random_names(self, loop: Loop) -> frozenset[str]:
+        """Names ``loop`` assigns from a random draw (``r = np.random.rand(1)``)."""
+        out = set()
+        for node in self.ctx.loops.all_nodes(loop):
+            if isinstance(node, ast.Assign) and self._draws(node.value):
+                out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        return frozenset(out)
+
+    def _draws(self, expr: ast.AST) -> bool:
+        return any(
+            isinstance(n, ast.Call) and (self.ctx.qualname(n.func) or "").startswith(_RANDOM)
+            for n in ast.walk(expr)
+        )
+
+    def frequency(self, loop: Loop, node: ast.If, tensors: set[str]) -> tuple[Frequency, Frequency]:
+        """How often the body and the ``else`` of ``node`` (an ``if`` in ``loop``) run, given
+        the names that hold tensors (a test that reads one depends on the data)."""
+        if self._steps(loop, node.body):
+            return "every", "some"  # a step guard: the body runs on every optimizer step
+        if node.orelse and isinstance(node.orelse[-1], ast.Break | ast.Return | ast.Raise):
+            return "every", "some"  # `if i < n: ... else: break`: every step that runs
+        test = node.test
+        if self._reads_value(test, tensors) or self._draws(test):
+            return "some", "some"
+        if _names(test) & self._random_names(loop):
+            return "some", "some"
+        counters = self.counters(loop)
+        if _names(test) & self._periodic_names(loop):
+            return "some", "some"  # `if is_log_step:`
+        if (_names(test) & self._assigned(loop)) - counters:
+            return "some", "some"  # a value the loop computes (`if not math.isfinite(loss_value):`)
+        if self._off_by_default(test):
+            return "some", "every" if node.orelse else "some"
+        periodic = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
+        finite = periodic or self._finite(test, counters)
+        if not finite:
+            return "every", "every"  # a flag, the rank, a state, a threshold passed for good
+        # ``i == 0``/``i % N == 0`` holds on some steps; its ``else`` runs on the others
+        inverse = isinstance(test, ast.Compare) and all(isinstance(o, ast.Eq) for o in test.ops)
+        return "some", ("every" if inverse and node.orelse else "some")
+
+    def _steps(self, loop: Loop, body: list[ast.stmt]) -> bool:
+        """Whether ``body`` steps an optimizer that the loop steps nowhere else on every
+        iteration: the accumulation guard, not an extra periodic step (a lazy regulariser)."""
+        loops = self.ctx.loops
+        stepped = {
+            ast.unparse(n.func.value)
+            for n in _own(body)
+            if isinstance(n, ast.Call) and loops.is_optimizer_step(n)
+            and isinstance(n.func, ast.Attribute)
+        }
+        if not stepped:
+            return False
+        always = {
+            ast.unparse(n.func.value)
+            for n in loops.step_nodes(loop)
+            if isinstance(n, ast.Call) and loops.is_optimizer_step(n)
+            and isinstance(n.func, ast.Attribute)
+        }
+        return not stepped <= always
+
+    def _finite(self, test: ast.AST, counters: frozenset[str]) -> bool:
+        for node in ast.walk(test):
+            if not isinstance(node, ast.Compare):
+                continue
+            left = node.left
+            for op, right in zip(node.ops, node.comparators, strict=False):
+                if _names(left) & counters and isinstance(op, _FINITE):
+                    return True
+                if _names(right) & counters and isinstance(op, ast.Eq | ast.Gt | ast.GtE):
+                    return True  # 10 > i: i < 10
+                left = right
+        return False
+
+    def _reads_value(self, test: ast.AST, tensors: set[str]) -> bool:
+        """Whether a test reads a tensor's value (``loss < best``, ``x.sum() == 0``)."""
+        for node in ast.walk(test):
+            if isinstance(node, ast.Call) and method_name(node) in _VALUE_METHODS:
+                return True
+            if isinstance(node, ast.Name) and node.id in tensors:
+                parent = self.ctx.parent(node)
+                if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                    return True  # `loss.dtype`, `x.shape` are metadata
+        return False
+
+    def every_step(
+        self,
+        loop: Loop,
+        tensors: set[str],
+        skip: Callable[[ast.stmt], bool] | None = None,
+    ) -> Iterator[tuple[ast.AST, bool]]:
+        """Each node of ``loop``'s body (nested loops included, nested scopes not, nor the
+        nested loops ``skip`` names) with whether it runs on every step: under guards that
+        do (see the module's docstring), outside exception handlers."""
+        yield from self._walk(loop, list(loop.body), True, tensors, skip)
+
+    def _walk(
+        self,
+        loop: Loop,
+        stmts: list[ast.stmt],
+        every: bool,
+        tensors: set[str],
+        skip: Callable[[ast.stmt], bool] | None,
+    ) -> Iterator[tuple[ast.AST, bool]]:
+        for stmt in stmts:
+            if isinstance(stmt, LOOPS) and skip is not None and skip(stmt):
+                continue
+            if isinstance(stmt, ast.If):
+                yield stmt, every
+                yield from ((n, every) for n in ast.walk(stmt.test))
+                body, orelse = self.frequency(loop, stmt, tensors)
+                yield from self._walk(loop, stmt.body, every and body == "every", tensors, skip)
+                yield from self._walk(loop, stmt.orelse, every and orelse == "every", tensors, skip)
+            elif isinstance(stmt, ast.Try | ast.TryStar):
+                yield stmt, every
+                yield from self._walk(
+                    loop, [*stmt.body, *stmt.orelse, *stmt.finalbody], every, tensors, skip
+                )
+                for handler in stmt.handlers:
+                    yield from self._walk(loop, handler.body, False, tensors, skip)
+            elif isinstance(stmt, ast.Match):
+                yield stmt, every
+                yield from ((n, every) for n in ast.walk(stmt.subject))
+                for case in stmt.cases:
+                    yield from self._walk(loop, case.body, False, tensors, skip)
+            elif isinstance(stmt, SCOPES):
+                yield stmt, every
+            elif isinstance(stmt, (*LOOPS, ast.With, ast.AsyncWith)):
+                yield stmt, every
+                for child in ast.iter_child_nodes(stmt):
+                    if isinstance(child, ast.stmt):
+                        continue
+                    yield from ((n, every) for n in _expr_nodes(child))
+                yield from self._walk(loop, stmt.body, every, tensors, skip)
+                yield from self._walk(loop, getattr(stmt, "orelse", []), every, tensors, skip)
+            else:
+                yield from ((n, every) for n in _expr_nodes(stmt))
+
+    # --- flags with literal defaults -----------------------------------------------------
+
+    @cached_property
+    def _defaults(self) -> dict[str, FlagDefault]:
+        out: dict[str, FlagDefault] = {}
+        seen: dict[str, int] = {}
+        for call in self.ctx.methods("add_argument"):
+            dest, written = _dest(call)
+            if dest is None:
+                continue
+            seen[dest] = seen.get(dest, 0) + 1
+            action = getattr(kwarg(call, "action"), "value", None)
+            default = kwarg(call, "default")
+            if default is not None and isinstance(default.value, ast.Constant):
+                out[dest] = FlagDefault(default.value.value, written)
+            elif default is None and isinstance(action, ast.Constant):
+                if action.value == "store_true":
+                    out[dest] = FlagDefault(False, written)
+                elif action.value == "store_false":
+                    out[dest] = FlagDefault(True, written)
+        for cls in self.ctx.by_type[ast.ClassDef]:
+            assert isinstance(cls, ast.ClassDef)
+            if not any("dataclass" in (ast.unparse(d)) for d in cls.decorator_list):
+                continue
+            for stmt in cls.body:
+                if (
+                    isinstance(stmt, ast.AnnAssign)
+                    and isinstance(stmt.target, ast.Name)
+                    and isinstance(stmt.value, ast.Constant)
+                ):
+                    name = stmt.target.id
+                    seen[name] = seen.get(name, 0) + 1
+                    out[name] = FlagDefault(stmt.value.value, name)
+        return {k: v for k, v in out.items() if seen[k] == 1}
+
+    def flag_default(self, node: ast.AST | None) -> FlagDefault | None:
+        """The literal default of ``args.name`` (any receiver named in the file) where one
+        argument or dataclass field of the file defines ``name``."""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            return self._defaults.get(node.attr)
+        return None
+
+    def literal_or_default(self, node: ast.AST | None, value: object) -> FlagDefault | bool:
+        """True when ``node`` is the literal ``value``; the flag's default when it is a flag
+        whose literal default is ``value``; else False."""
+        if is_const(node, value):
+            return True
+        default = self.flag_default(node)
+        if default is not None and type(default.value) is type(value) and default.value == value:
+            return default
+        return False
+
+
+def _dest(call: ast.Call) -> tuple[str | None, str]:
+    """(dest, first long option) of ``parser.add_argument("-x", "--x-y", dest=...)``."""
+    options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    if not options:
+        return None, ""
+    long = next((o for o in options if o.startswith("--")), options[0])
+    dest_kw = kwarg(call, "dest")
+    if dest_kw is not None and isinstance(dest_kw.value, ast.Constant):
+        return str(dest_kw.value.value), long
+    if not long.startswith("-"):
+        return long, long  # a positional argument
+    return long.lstrip("-").replace("-", "_"), long
+
+
+def _periodic(node: ast.AST) -> bool:
+    """Whether an expression tests something (a modulo, a comparison): a flag, not a count."""
+    return any(
+        isinstance(n, ast.Compare) or (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod))
+        for n in ast.walk(node)
+    )
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _own(stmts: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Nodes of ``stmts`` outside nested scopes and loops."""
+    stack: list[ast.AST] = list(stmts)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (*SCOPES, *LOOPS)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _expr_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and what it holds, without entering nested scopes (lambdas)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, ast.Lambda):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(current))))
