@@ -116,11 +116,26 @@ class StepFlow:
                 out.add(node.target.id)
         return frozenset(out)
 
-    def _off_by_default(self, test: ast.AST) -> bool:
-        """A test of a flag whose literal default is off (``if args.verbose:`` with
-        ``action="store_true"``): by default its body does not run."""
+    def _holds_by_default(self, test: ast.AST) -> bool | None:
+        """Whether a test of a flag holds with the flag's literal default (``if
+        args.verbose:`` with ``action="store_true"``: no; ``if args.mode == "hooks":`` with
+        ``default="hooks"``: yes); None when the test is not such a test."""
+        negate = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        if negate:
+            test = test.operand  # type: ignore[attr-defined]
         default = self.flag_default(test)
-        return default is not None and default.value in (False, None, 0)
+        if default is not None:
+            return bool(default.value) != negate
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq | ast.NotEq)
+            and isinstance(test.comparators[0], ast.Constant)
+            and (default := self.flag_default(test.left)) is not None
+        ):
+            equal = default.value == test.comparators[0].value
+            return (equal if isinstance(test.ops[0], ast.Eq) else not equal) != negate
+        return None
 
     def _bumped(self, loop: Loop) -> set[str]:
         return {
@@ -151,7 +166,13 @@ class StepFlow:
             return "every", "some"  # a step guard: the body runs on every optimizer step
         if node.orelse and isinstance(node.orelse[-1], ast.Break | ast.Return | ast.Raise):
             return "every", "some"  # `if i < n: ... else: break`: every step that runs
-        test = node.test
+        return self.test_frequency(loop, node.test, tensors, bool(node.orelse))
+
+    def test_frequency(
+        self, loop: Loop, test: ast.AST, tensors: set[str], has_else: bool
+    ) -> tuple[Frequency, Frequency]:
+        """How often the two branches of a test in ``loop`` run (an ``if`` statement or a
+        conditional expression)."""
         if self._reads_value(test, tensors) or self._draws(test):
             return "some", "some"
         if _names(test) & self._random_names(loop):
@@ -161,15 +182,16 @@ class StepFlow:
             return "some", "some"  # `if is_log_step:`
         if (_names(test) & self._assigned(loop)) - counters:
             return "some", "some"  # a value the loop computes (`if not math.isfinite(loss_value):`)
-        if self._off_by_default(test):
-            return "some", "every" if node.orelse else "some"
+        if (holds := self._holds_by_default(test)) is not None:
+            on, off = ("every", "some") if holds else ("some", "every")
+            return on, (off if has_else else "some")
         periodic = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
         finite = periodic or self._finite(test, counters)
         if not finite:
             return "every", "every"  # a flag, the rank, a state, a threshold passed for good
         # ``i == 0``/``i % N == 0`` holds on some steps; its ``else`` runs on the others
         inverse = isinstance(test, ast.Compare) and all(isinstance(o, ast.Eq) for o in test.ops)
-        return "some", ("every" if inverse and node.orelse else "some")
+        return "some", ("every" if inverse and has_else else "some")
 
     def _steps(self, loop: Loop, body: list[ast.stmt]) -> bool:
         """Whether ``body`` steps an optimizer that the loop steps nowhere else on every
@@ -239,7 +261,7 @@ class StepFlow:
                 continue
             if isinstance(stmt, ast.If):
                 yield stmt, every
-                yield from ((n, every) for n in ast.walk(stmt.test))
+                yield from self._exprs(loop, stmt.test, every, tensors)
                 body, orelse = self.frequency(loop, stmt, tensors)
                 yield from self._walk(loop, stmt.body, every and body == "every", tensors, skip)
                 yield from self._walk(loop, stmt.orelse, every and orelse == "every", tensors, skip)
@@ -252,7 +274,7 @@ class StepFlow:
                     yield from self._walk(loop, handler.body, False, tensors, skip)
             elif isinstance(stmt, ast.Match):
                 yield stmt, every
-                yield from ((n, every) for n in ast.walk(stmt.subject))
+                yield from self._exprs(loop, stmt.subject, every, tensors)
                 for case in stmt.cases:
                     yield from self._walk(loop, case.body, False, tensors, skip)
             elif isinstance(stmt, SCOPES):
@@ -262,11 +284,30 @@ class StepFlow:
                 for child in ast.iter_child_nodes(stmt):
                     if isinstance(child, ast.stmt):
                         continue
-                    yield from ((n, every) for n in _expr_nodes(child))
+                    yield from self._exprs(loop, child, every, tensors)
                 yield from self._walk(loop, stmt.body, every, tensors, skip)
                 yield from self._walk(loop, getattr(stmt, "orelse", []), every, tensors, skip)
             else:
-                yield from ((n, every) for n in _expr_nodes(stmt))
+                yield from self._exprs(loop, stmt, every, tensors)
+
+    def _exprs(
+        self, loop: Loop, node: ast.AST, every: bool, tensors: set[str]
+    ) -> Iterator[tuple[ast.AST, bool]]:
+        """``node`` and what it holds (not nested scopes), the branches of a conditional
+        expression as often as its test says."""
+        stack: list[tuple[ast.AST, bool]] = [(node, every)]
+        while stack:
+            current, now = stack.pop()
+            yield current, now
+            if isinstance(current, ast.Lambda):
+                continue
+            if isinstance(current, ast.IfExp):
+                body, orelse = self.test_frequency(loop, current.test, tensors, True)
+                stack.append((current.orelse, now and orelse == "every"))
+                stack.append((current.body, now and body == "every"))
+                stack.append((current.test, now))
+                continue
+            stack.extend((c, now) for c in reversed(list(ast.iter_child_nodes(current))))
 
     # --- flags with literal defaults -----------------------------------------------------
 
@@ -356,14 +397,3 @@ def _own(stmts: list[ast.stmt]) -> Iterator[ast.AST]:
         if isinstance(node, (*SCOPES, *LOOPS)):
             continue
         stack.extend(ast.iter_child_nodes(node))
-
-
-def _expr_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """``node`` and what it holds, without entering nested scopes (lambdas)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if isinstance(current, ast.Lambda):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(current))))

@@ -38,6 +38,8 @@ class AutogradVariable(Rule):
 
 
 _INPLACE_EXEMPT = {"requires_grad_", "share_memory_", "retain_grad_"}
+#: Casts that return the same values in another dtype or on another device.
+_CASTS = {"to", "half", "float", "bfloat16", "double", "cuda", "cpu", "type", "contiguous"}
 #: Attributes that are tensors whatever their owner is.
 _TENSOR_ATTRS = {"grad", "weight", "bias"}
 
@@ -63,7 +65,11 @@ class TensorData(Rule):
     parameters under `torch.no_grad()`, initialise them with `nn.init` (which already runs
     without grad), and use `.detach()` to read a value without its graph. Reported only
     where the owner of `.data` is shown to be a tensor (a gradient, a weight, a parameter, the
-    loss, an in-place tensor method), so `args.data` or a dataset's `.data` is left alone."""
+    loss, an in-place tensor method), so `args.data` or a dataset's `.data` is left alone.
+    Two uses are left alone as well: casting a parameter in place through its own `.data`
+    (`m.weight.data = m.weight.data.bfloat16()`, the idiom `nn.Module._apply` uses), and
+    reading `.data` under `torch.no_grad()` or `torch.inference_mode()`, where there is no
+    graph to bypass."""
 
     code = "PTT007"
     name = "tensor-data"
@@ -76,7 +82,10 @@ class TensorData(Rule):
         "通过 `.data` 写入，是在自动求导不知情的情况下修改张量：版本计数器不做检查，反向传播还要用到的值"
         "可能被悄悄覆盖。更新参数请放在 `torch.no_grad()` 下，初始化参数用 `nn.init`（它本身就不记录梯度），"
         "读取不带计算图的值用 `.detach()`。只有当 `.data` 的主体能确认是张量时（梯度、权重、参数、损失，"
-        "或者后面跟着张量的原地方法）才会报告，所以 `args.data` 或数据集的 `.data` 不受影响。"
+        "或者后面跟着张量的原地方法）才会报告，所以 `args.data` 或数据集的 `.data` 不受影响。另有两种用法"
+        "不会报告：通过参数自己的 `.data` 原地转换它（`m.weight.data = m.weight.data.bfloat16()`，"
+        "`nn.Module._apply` 本身就是这样做的），以及在 `torch.no_grad()` 或 `torch.inference_mode()` 下"
+        "读取 `.data`：那里没有计算图可绕过。"
     )
     tip = "variable-is-gone"
     VALID = (
@@ -86,6 +95,14 @@ class TensorData(Rule):
         # an argparse field, as in yolov5's train.py: not Tensor.data
         "import argparse\nopt = argparse.ArgumentParser().parse_args()\n"
         "opt.data = check_file(opt.data)\n",
+        # a cast in place, as nn.Module._apply does it: the parameter keeps its identity
+        "import torch\nfrom torch import nn\n\ndef to_bf16(m):\n    if isinstance(m, nn.Linear):\n"
+        "        m.weight.data = m.weight.data.bfloat16()\n        m.bias.data = m.bias.data.to(torch.bfloat16)\n\n"
+        "model.apply(to_bf16)\n",
+        # read under inference_mode: there is no graph to bypass
+        "import torch\nfor x, y in loader:\n    loss = f(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        "with torch.inference_mode():\n    for x, y in val_loader:\n        loss = f(model(x), y)\n"
+        "        totals.append(loss.data)\n",
     )
     INVALID = (
         Invalid(
@@ -116,6 +133,10 @@ class TensorData(Rule):
             owner_is_tensor = (
                 isinstance(value, ast.Attribute) and value.attr in _TENSOR_ATTRS
             ) or (isinstance(value, ast.Name) and value.id in tensors)
+            if isinstance(node.ctx, ast.Store) and self._casts_itself(node, parent):
+                continue  # m.weight.data = m.weight.data.bfloat16(): nn.Module._apply's idiom
+            if isinstance(node.ctx, ast.Load) and self._plain_read(ctx, node, parent):
+                continue  # read under no_grad/inference_mode: no graph to bypass
             hit = (
                 (
                     # x.grad.data
@@ -145,6 +166,31 @@ class TensorData(Rule):
             )
             if hit:
                 yield Report(node)
+
+    @staticmethod
+    def _casts_itself(node: ast.Attribute, parent: ast.AST | None) -> bool:
+        """``x.data = x.data.<cast>()``: a dtype or device cast of the same tensor."""
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+            return False
+        value = parent.value
+        if not (isinstance(value, ast.Call) and method_name(value) in _CASTS):
+            return False
+        recv = value.func.value if isinstance(value.func, ast.Attribute) else None
+        return recv is not None and ast.dump(recv) == ast.dump(
+            ast.Attribute(value=node.value, attr="data", ctx=ast.Load())
+        )
+
+    @staticmethod
+    def _plain_read(ctx: Context, node: ast.Attribute, parent: ast.AST | None) -> bool:
+        """A read of ``x.data`` (not an in-place method on it, not ``nn.init``'s argument)
+        under ``no_grad``/``inference_mode``."""
+        if isinstance(parent, ast.Attribute) and parent.attr.endswith("_"):
+            return False
+        if isinstance(parent, ast.Call) and (ctx.qualname(parent.func) or "").startswith(
+            "torch.nn.init."
+        ):
+            return False
+        return ctx.in_no_grad(node)
 
     @staticmethod
     def _tensor_value(ctx: Context, value: ast.AST) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.rules.steps import every_step, feeds_backward, is_loss_value, outputs
-from generator.lint.rules.sync_sites import sites
+from generator.lint.rules.sync_sites import host_value, sites
 from generator.lint.syntax import LOOPS, SCOPES, iter_region, method_name, receiver, root_name
 from generator.lint.training import Loop
 
@@ -24,7 +24,9 @@ class LossKeptWithGraph(Rule):
     appending it to a list, or summing it with `+=`, holds every step's activations until
     the container goes away, and `total += loss` chains the graphs together. Keep
     `loss.detach()` (still on the device) or `loss.item()` (a Python number). A fresh list
-    each step, holding the outputs of that step's micro-batches, is not kept across steps."""
+    each step, holding the outputs of that step's micro-batches, is not kept across steps,
+    and a name rebound to a host value first (`loss = loss.item()`,
+    `batch_loss = batch_loss.data.cpu().numpy()`) holds no graph."""
 
     code = "PTT025"
     name = "loss-kept-with-graph"
@@ -35,7 +37,8 @@ class LossKeptWithGraph(Rule):
         "跨步保留的损失（或模型输出）会让它的整个计算图一直存活：把它追加到列表里，或者用 `+=` 累加，"
         "都会让每一步的激活值保留到容器被释放为止，而 `total += loss` 还会把各步的计算图串在一起。"
         "请保留 `loss.detach()`（仍在设备上）或 `loss.item()`（Python 数值）。每一步新建、只保存这一步"
-        "各微批次输出的列表，不算跨步保留。"
+        "各微批次输出的列表，不算跨步保留；先被重新赋值为主机上的值（`loss = loss.item()`、"
+        "`batch_loss = batch_loss.data.cpu().numpy()`）的名字也不带计算图。"
     )
     tip = "detach-summary-statistics"
     VALID = (
@@ -51,6 +54,10 @@ class LossKeptWithGraph(Rule):
         "        out = model(chunk)\n        outputs.append(out)\n"
         "        (f(out, target_chunk) / 4).backward()\n    optimizer.step()\n"
         "    acc = accuracy(torch.cat(outputs), target)\n",
+        # the loss is rebound to a NumPy value before it is summed
+        "for images, labels in loader:\n    batch_loss = criterion(model(images), labels)\n"
+        "    batch_loss.backward()\n    optimizer.step()\n"
+        "    batch_loss = batch_loss.detach().cpu().numpy()\n    loss_sum += batch_loss\n",
     )
     INVALID = (
         Invalid(
@@ -91,8 +98,32 @@ class LossKeptWithGraph(Rule):
                     and any(is_loss_value(v, kept) for v in self._terms(node.value))
                 ):
                     target = root_name(node.target)
-                    if target and not feeds_backward(ctx, loop, target):
+                    if (
+                        target
+                        and not feeds_backward(ctx, loop, target)
+                        and not self._rebound_to_host(ctx, loop, node, kept)
+                    ):
                         yield Report(node)
+
+    @staticmethod
+    def _rebound_to_host(ctx: Context, loop: Loop, node: ast.AugAssign, kept: set[str]) -> bool:
+        """Whether every kept name ``node`` adds was last bound, earlier in the step, to a
+        value on the host (``loss = loss.item()``)."""
+        names = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & kept
+        earlier = [
+            a
+            for a in ctx.loops.all_nodes(loop)
+            if isinstance(a, ast.Assign) and a.lineno < node.lineno
+        ]
+        for name in names:
+            last = max(
+                (a for a in earlier if any(isinstance(t, ast.Name) and t.id == name for t in a.targets)),
+                key=lambda a: a.lineno,
+                default=None,
+            )
+            if last is None or not host_value(ctx, last.value):
+                return False
+        return bool(names)
 
     @staticmethod
     def _new_each_step(ctx: Context, loop: Loop, name: str) -> bool:

@@ -287,16 +287,24 @@ class ZeroGradSetToNoneFalse(Rule):
 class ManualGradZero(Rule):
     """Zeroing each `p.grad` by hand (`p.grad.zero_()`, `p.grad.data.zero_()`) launches a
     kernel per parameter and keeps all gradient memory allocated. `optimizer.zero_grad()`
-    (or `model.zero_grad()`) sets the gradients to `None` instead."""
+    (or `model.zero_grad()`) sets the gradients to `None` instead. Code written from scratch
+    with no optimizer (a manual SGD update) is told to set `p.grad = None` itself."""
 
     code = "PTT033"
     name = "manual-grad-zero"
     severity = "warning"
     message = "gradients zeroed by hand: call `optimizer.zero_grad()`, which sets them to `None`"
     message_zh = "手动把梯度清零：请调用 `optimizer.zero_grad()`，它会把梯度设为 `None`"
+    variants = {
+        "no_optimizer": (
+            "gradients zeroed by hand: set them to `None` (`w.grad = None`), which frees their memory",
+            "手动把梯度清零：请直接把梯度设为 `None`（`w.grad = None`），这样还能释放它们占用的显存",
+        )
+    }
     why_zh = (
         "手动清零每个 `p.grad`（`p.grad.zero_()`、`p.grad.data.zero_()`）会为每个参数启动一个 kernel，"
         "并让所有梯度一直占着显存。`optimizer.zero_grad()`（或 `model.zero_grad()`）则把梯度设为 `None`。"
+        "从零手写、没有优化器的代码（手动做 SGD 更新），提示改为自己写 `p.grad = None`。"
     )
     tip = "zero-grad-set-to-none"
     VALID = ("optimizer.zero_grad()\nfor p in model.parameters():\n    p.grad = None\n",)
@@ -306,6 +314,15 @@ class ManualGradZero(Rule):
             instead="optimizer.zero_grad()\n",
         ),
         "w.grad.data.zero_()\n",
+        # from scratch, without an optimizer: the message says `w.grad = None`
+        Invalid(
+            "import torch\nw = torch.randn(3, requires_grad=True)\nfor x, y in data:\n"
+            "    loss = ((x @ w - y) ** 2).mean()\n    loss.backward()\n    with torch.no_grad():\n"
+            "        w -= 0.1 * w.grad\n    w.grad.zero_()\n",
+            instead="import torch\nw = torch.randn(3, requires_grad=True)\nfor x, y in data:\n"
+            "    loss = ((x @ w - y) ** 2).mean()\n    loss.backward()\n    with torch.no_grad():\n"
+            "        w -= 0.1 * w.grad\n    w.grad = None\n",
+        ),
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -317,7 +334,18 @@ class ManualGradZero(Rule):
                 continue
             func = ctx.enclosing_function(call)
             if func is None or func.name != "zero_grad":
-                yield Report(call)
+                yield Report(call, variant=None if self._has_optimizer(ctx) else "no_optimizer")
+
+    @staticmethod
+    def _has_optimizer(ctx: Context) -> bool:
+        """Whether the file builds or uses an optimizer (or zeroes a model's gradients)."""
+        if ctx.methods("zero_grad", "step"):
+            return True
+        return any(
+            (ctx.qualname(c.func) or "").startswith("torch.optim.")
+            for c in ctx.by_type[ast.Call]
+            if isinstance(c, ast.Call)
+        )
 
 
 class EvalNeverUndone(Rule):

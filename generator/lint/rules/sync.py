@@ -71,6 +71,19 @@ class ItemEveryStep(Rule):
         "import torch\nfor x, y in loader:\n    loss = f(x, y)\n    loss.backward()\n"
         "    optimizer.step()\n    stop = torch.tensor(float(stop_requested))\n"
         "    dist.all_reduce(stop)\n    if stop.item():\n        break\n",
+        # a baseline fitted on the host, in a file whose main model trains on CUDA
+        "import torch\nfrom torch import nn\n\ndef fit_baseline(x, y):\n"
+        "    baseline = nn.Linear(x.shape[1], 1)\n"
+        "    optimizer = torch.optim.SGD(baseline.parameters(), lr=0.1)\n"
+        "    for _ in range(100):\n        loss = nn.functional.mse_loss(baseline(x), y)\n"
+        "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n"
+        "        history.append(loss.item())\n    return baseline\n\n"
+        "model = Net().cuda()\nfor x, y in loader:\n    f(model(x.cuda()), y.cuda()).backward()\n",
+        # logging guarded by a modulo, and a value computed by the loop (a rare NaN)
+        "import math\nfor step, (x, y) in enumerate(loader):\n    loss = f(model(x), y)\n"
+        "    loss_value = loss.item() if step % 100 == 0 else None\n    loss.backward()\n"
+        "    optimizer.step()\n    if loss_value is not None and not math.isfinite(loss_value):\n"
+        "        print(loss.item())\n",
     )
     INVALID = (
         Invalid(
@@ -97,6 +110,19 @@ class ItemEveryStep(Rule):
         "import torch\nfor x, y in loader:\n    loss = f(x, y)\n    loss.backward()\n"
         "    optimizer.step()\n    stop = torch.tensor(float(flag), device=device)\n"
         "    dist.all_reduce(stop)\n    if stop.item():\n        break\n",
+        # inside the accumulation guard: once per optimizer step
+        "for i, (x, y) in enumerate(loader):\n    loss = f(model(x), y) / accum\n    loss.backward()\n"
+        "    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n"
+        "        writer.add_scalar('loss', loss.item(), i)\n",
+        # in both branches of an if/else: one of them runs on every step
+        "for x, y in loader:\n    loss = f(model(x), y)\n    if distributed:\n"
+        "        logged = reduce_mean(loss.detach()).item()\n    else:\n"
+        "        logged = loss.item()\n    loss.backward()\n    optimizer.step()\n",
+        # a helper called on every step reads .item() for each parameter
+        "def grad_norms(model):\n    return {n: p.grad.norm().item() for n, p in model.named_parameters()}\n\n"
+        "def log_step(model, step):\n    logger.log(grad_norms(model), step)\n\n"
+        "for step, (x, y) in enumerate(loader):\n    f(model(x), y).backward()\n"
+        "    log_step(model, step)\n    optimizer.step()\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:

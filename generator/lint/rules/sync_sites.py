@@ -190,7 +190,7 @@ _REDUCERS = {"sum", "max", "min", "abs"}
 def _carried(ctx: Context, value: ast.AST, names: set[str], unpacked: bool) -> bool:
     if isinstance(value, ast.IfExp):
         return any(_carried(ctx, v, names, unpacked) for v in (value.body, value.orelse))
-    if _host_value(ctx, value):
+    if host_value(ctx, value):
         return False
     if tensor_value(ctx, value, names):
         return True
@@ -217,13 +217,13 @@ def device_names(ctx: Context, loop: Loop) -> set[str]:
     return set(_device_names(ctx, loop))
 
 
-def _host_value(ctx: Context, value: ast.AST) -> bool:
+def host_value(ctx: Context, value: ast.AST) -> bool:
     """Whether a value has left the device (or never was a tensor): ``x.item()``,
     ``float(x)``, ``np.mean(...)``, ``len(x)``, a formatted string."""
     if isinstance(value, ast.BinOp):
         return all(
-            isinstance(t, ast.Constant) or _host_value(ctx, t) for t in (value.left, value.right)
-        ) or any(_host_value(ctx, t) for t in (value.left, value.right) if not isinstance(t, ast.Name))
+            isinstance(t, ast.Constant) or host_value(ctx, t) for t in (value.left, value.right)
+        ) or any(host_value(ctx, t) for t in (value.left, value.right) if not isinstance(t, ast.Name))
     if isinstance(value, ast.Call):
         if method_name(value) in _TO_HOST:
             return True
@@ -299,34 +299,54 @@ def _scope_chain(ctx: Context, node: ast.AST) -> list[Function]:
 def on_host(ctx: Context, loop: Loop) -> bool:
     """Whether a training loop provably runs on the host: the optimizer it steps is built,
     in the loop's function or one around it, on a model built there too, and nothing in
-    those functions (or the module, for a loop at module level) moves anything to a device."""
+    the functions from the loop's out to that one moves anything to a device (CUDA used
+    elsewhere in the file, for another model, does not count)."""
     chain = _scope_chain(ctx, loop)
     bodies: list[list[ast.stmt]] = [*(f.body for f in chain), ctx.tree.body]
-    nodes = [n for body in bodies for n in iter_region(body, conditional=True)]
-    built: set[str] = set()
-    for n in nodes:
-        if isinstance(n, ast.Call):
-            if method_name(n) in {"to", "cuda"} and device_of(ctx, n)[0]:
-                return False
-            kw = kwarg(n, "device")
-            if kw is not None and not _is_cpu(kw.value):
-                return False
-            if (ctx.qualname(n.func) or "").startswith("torch.cuda."):
-                return False
-        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
-            built |= _targets(n)
-    params = {a.arg for f in chain for a in [*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs]}
-    models = set()
+    params = set()
+    for i, body in enumerate(bodies):
+        nodes = list(iter_region(body, conditional=True))
+        if i < len(chain):
+            f = chain[i]
+            params |= {a.arg for a in [*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs]}
+        models = _optimized_models(ctx, nodes)
+        if not models:
+            continue
+        scope_nodes = [n for b in bodies[: i + 1] for n in iter_region(b, conditional=True)]
+        built = {
+            t for n in scope_nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+            for t in _targets(n)
+        }
+        if any(_moves(ctx, n) for n in scope_nodes):
+            return False
+        return all(m in built and m not in params for m in models)
+    return False
+
+
+def _optimized_models(ctx: Context, nodes: list[ast.AST]) -> set[str]:
+    """Root names of the models whose parameters an optimizer built among ``nodes`` gets."""
+    models: set[str] = set()
     for n in nodes:
         if isinstance(n, ast.Call) and (ctx.qualname(n.func) or "").startswith("torch.optim."):
             for arg in n.args[:1]:
-                models |= {
-                    root_name(c.func)
-                    for c in ast.walk(arg)
-                    if isinstance(c, ast.Call) and method_name(c) in {"parameters", "named_parameters"}
-                }
-    models.discard(None)
-    return bool(models) and all(m in built and m not in params for m in models)
+                for c in ast.walk(arg):
+                    if isinstance(c, ast.Call) and method_name(c) in {"parameters", "named_parameters"}:
+                        name = root_name(c.func)
+                        if name is not None:
+                            models.add(name)
+    return models
+
+
+def _moves(ctx: Context, n: ast.AST) -> bool:
+    """A move to a device, a factory given one, or a ``torch.cuda`` call."""
+    if not isinstance(n, ast.Call):
+        return False
+    if method_name(n) in {"to", "cuda"} and device_of(ctx, n)[0]:
+        return True
+    kw = kwarg(n, "device")
+    if kw is not None and not _is_cpu(kw.value):
+        return True
+    return (ctx.qualname(n.func) or "").startswith("torch.cuda.")
 
 
 def _in_no_grad_callers(ctx: Context, func: Function) -> bool:
