@@ -329,6 +329,7 @@ class StepFlow:
                     out[dest] = FlagDefault(False, written)
                 elif action.value == "store_false":
                     out[dest] = FlagDefault(True, written)
+        tyro = any(q.split(".")[0] == "tyro" for q in self.ctx.imports.values())
         for cls in self.ctx.by_type[ast.ClassDef]:
             assert isinstance(cls, ast.ClassDef)
             if not any("dataclass" in (ast.unparse(d)) for d in cls.decorator_list):
@@ -341,7 +342,9 @@ class StepFlow:
                 ):
                     name = stmt.target.id
                     seen[name] = seen.get(name, 0) + 1
-                    out[name] = FlagDefault(stmt.value.value, name)
+                    # tyro turns a field into a --kebab-case option
+                    written = f"--{name.replace('_', '-')}" if tyro else name
+                    out[name] = FlagDefault(stmt.value.value, written)
         return {k: v for k, v in out.items() if seen[k] == 1}
 
     def flag_default(self, node: ast.AST | None) -> FlagDefault | None:

@@ -72,7 +72,9 @@ class SchedulerBeforeOptimizer(Rule):
     """Since PyTorch 1.1 `scheduler.step()` belongs after `optimizer.step()`: called first,
     the schedule skips its first value (PyTorch warns), and called per micro-batch it runs
     N times too fast. Step the scheduler right after the optimizer, once per optimizer
-    step (or once per epoch for epoch-based schedules)."""
+    step (or once per epoch for epoch-based schedules). The order is checked in the loop's
+    body and inside the `if` blocks of the loop, such as the accumulation guard
+    `if (i + 1) % accum == 0:`."""
 
     code = "PTT029"
     name = "scheduler-before-optimizer"
@@ -86,7 +88,8 @@ class SchedulerBeforeOptimizer(Rule):
     why_zh = (
         "从 PyTorch 1.1 起，`scheduler.step()` 应该在 `optimizer.step()` 之后调用：放在前面，调度会跳过"
         "第一个学习率值（PyTorch 会发出警告）；每个微批次都调用，调度就快了 N 倍。请紧跟在优化器之后更新"
-        "学习率调度器，优化器每更新一次就调用一次（按 epoch 调度的则每个 epoch 一次）。"
+        "学习率调度器，优化器每更新一次就调用一次（按 epoch 调度的则每个 epoch 一次）。循环体内以及循环中的"
+        " `if` 块里（例如梯度累积的判断 `if (i + 1) % accum == 0:`）都会检查这一顺序。"
     )
     tip = "lr-scheduler-order"
     VALID = (
@@ -103,25 +106,48 @@ class SchedulerBeforeOptimizer(Rule):
         ),
         "def train(loader):\n    for x in loader:\n        f(x).backward()\n        optimizer.step()\n\n"
         "for epoch in range(90):\n    lr_scheduler.step()\n    train(loader)\n",
+        # inside the accumulation guard
+        Invalid(
+            "for i, (x, y) in enumerate(loader):\n    (f(model(x), y) / accum).backward()\n"
+            "    if (i + 1) % accum == 0:\n        scheduler.step()\n        optimizer.step()\n"
+            "        optimizer.zero_grad()\n",
+            instead="for i, (x, y) in enumerate(loader):\n    (f(model(x), y) / accum).backward()\n"
+            "    if (i + 1) % accum == 0:\n        optimizer.step()\n        scheduler.step()\n"
+            "        optimizer.zero_grad()\n",
+        ),
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
         for kind in (ast.For, ast.While, ast.AsyncFor):
             for loop in ctx.by_type[kind]:
                 assert isinstance(loop, ast.For | ast.While | ast.AsyncFor)
-                body = loop.body
-                for i, stmt in enumerate(body):
-                    if not (
-                        isinstance(stmt, ast.Expr)
-                        and isinstance(stmt.value, ast.Call)
-                        and ctx.loops.is_scheduler_step(stmt.value)
-                    ):
-                        continue
-                    if any(ctx.loops.steps_optimizer(s) for s in body[:i]):
-                        break
-                    if any(ctx.loops.steps_optimizer(s) for s in body[i + 1 :]):
-                        yield Report(stmt.value)
-                    break
+                for body in self._blocks(loop.body):
+                    yield from self._order(ctx, body)
+
+    @classmethod
+    def _blocks(cls, body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+        """The loop's body and the bodies of the ``if`` blocks in it (not nested loops)."""
+        yield body
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                yield from cls._blocks(stmt.body)
+                if stmt.orelse:
+                    yield from cls._blocks(stmt.orelse)
+
+    @staticmethod
+    def _order(ctx: Context, body: list[ast.stmt]) -> Iterator[Report]:
+        for i, stmt in enumerate(body):
+            if not (
+                isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Call)
+                and ctx.loops.is_scheduler_step(stmt.value)
+            ):
+                continue
+            if any(ctx.loops.steps_optimizer(s) for s in body[:i]):
+                break
+            if any(ctx.loops.steps_optimizer(s) for s in body[i + 1 :]):
+                yield Report(stmt.value)
+            break
 
 
 def _clip_calls(ctx: Context) -> list[ast.Call]:
@@ -228,7 +254,9 @@ class ZeroGradSetToNoneFalse(Rule):
 
     Not reported in a file that builds DDP with `gradient_as_bucket_view=True`: there the
     gradients are views into DDP's buckets, which stay allocated anyway, and keeping the
-    views lets the next backward accumulate into them instead of being copied in."""
+    views lets the next backward accumulate into them instead of being copied in. A flag
+    whose default the file states as False (`zero_grad(set_to_none=args.set_grads_to_none)`
+    with `action="store_true"`) is reported with that default named, without a fix."""
 
     code = "PTT032"
     name = "zero-grad-set-to-none-false"
@@ -240,8 +268,17 @@ class ZeroGradSetToNoneFalse(Rule):
     why_zh = (
         "`zero_grad(set_to_none=False)` 用零填充每个梯度：每个参数启动一个 kernel，梯度占用的显存在两步"
         "之间也一直不释放。默认的 `set_to_none=True`（PyTorch 2.0 起）会释放它们，让 `backward()` 写入"
-        "新的梯度。清零之后还读取 `.grad` 的代码，这时需要预期得到 `None`。"
+        "新的梯度。清零之后还读取 `.grad` 的代码，这时需要预期得到 `None`。取自命令行参数、且文件写明其默认值"
+        "为 False 的设置（`zero_grad(set_to_none=args.set_grads_to_none)`，`action=\"store_true\"`），报告时会注明"
+        "这个默认值，不提供自动修复。"
     )
+    message_args = {"flag": "--set_grads_to_none False"}
+    variants = {
+        "default": (
+            "`zero_grad()` keeps and zero-fills every gradient with the default `{flag}`: make `set_to_none=True` the default",
+            "在默认的 `{flag}` 下，`zero_grad()` 会保留并用零填充每个梯度：请把 `set_to_none=True` 作为默认值",
+        )
+    }
     tip = "zero-grad-set-to-none"
     fixable = True
     fix_safety = "unsafe"
@@ -264,6 +301,11 @@ class ZeroGradSetToNoneFalse(Rule):
             "ddp = DDP(model, gradient_as_bucket_view=False)\nddp.zero_grad(set_to_none=False)\n",
             "ddp = DDP(model, gradient_as_bucket_view=False)\nddp.zero_grad()\n",
         ),
+        # a flag whose default is False: reported with the default named, not fixed
+        "import argparse\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--set_grads_to_none', action='store_true')\nargs = parser.parse_args()\n"
+        "for x in data:\n    f(model(x)).backward()\n    optimizer.step()\n"
+        "    optimizer.zero_grad(set_to_none=args.set_grads_to_none)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -278,7 +320,11 @@ class ZeroGradSetToNoneFalse(Rule):
         for call in ctx.methods("zero_grad"):
             kw = kwarg(call, "set_to_none")
             flag = kw.value if kw is not None else (call.args[0] if call.args else None)
-            if not is_const(flag, False):
+            found = ctx.flow.literal_or_default(flag, False)
+            if found is False:
+                continue
+            if found is not True:
+                yield Report(call, args={"flag": found.describe()}, variant="default")
                 continue
             only = len(call.args) + len(call.keywords) == 1
             yield Report(call, [Edit(end_of(call.func), end_of(call), "()")] if only else [])
