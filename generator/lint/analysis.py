@@ -317,6 +317,8 @@ class Context:
         if MODEL_NAME.match(name):
             return True
         if isinstance(node, ast.Name):
+            if node.id in self._used_as_module:
+                return True
             for value in self.assignments.get(node.id, ()):
                 call: ast.AST | None = value
                 while isinstance(call, ast.Call):
@@ -327,6 +329,42 @@ class Context:
                         return True
                     call = call.func.value if isinstance(call.func, ast.Attribute) else None
         return False
+
+    @cached_property
+    def _used_as_module(self) -> set[str]:
+        """Names whose methods only a module has are called (``policy.parameters()``,
+        ``policy.eval()``)."""
+        out = {
+            recv.id
+            for name in ("parameters", "named_parameters", "modules", "named_modules", "children", "eval")
+            for call in self.calls_by_method.get(name, ())
+            if isinstance(recv := call.func.value, ast.Name)  # type: ignore[attr-defined]
+            and not call.args
+        }
+        # a class instance that loads a state dict: a module (an optimizer is built by torch.optim)
+        for call in self.calls_by_method.get("load_state_dict", ()):
+            recv = call.func.value  # type: ignore[attr-defined]
+            if isinstance(recv, ast.Name) and any(
+                self._constructs(v) for v in self.assignments.get(recv.id, ())
+            ):
+                out.add(recv.id)
+        return out
+
+    def _constructs(self, value: ast.AST) -> bool:
+        """Whether ``value`` builds an object of a class (``WaveGlow(**cfg).cuda()``), not an
+        optimizer or a scaler."""
+        while (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and isinstance(value.func.value, ast.Call)
+        ):
+            value = value.func.value  # through .cuda(), .to(device), .eval()
+        if not isinstance(value, ast.Call):
+            return False
+        q = self.qualname(value.func) or ""
+        return (last_name(value.func) or "")[:1].isupper() and not q.startswith(
+            ("torch.optim", "torch.amp", "torch.cuda")
+        )
 
     @cached_property
     def module_classes(self) -> set[str]:

@@ -220,6 +220,9 @@ BEFORE_SHOWS_ANOTHER_PATTERN = {
     "PTT049": "before evaluates one batch, not a loop",
     "PTT052": "before reads .item() every step; an explicit synchronize is in the prose",
     "PTT054": "before pins nothing (PTT017); non_blocking without pinning is its point",
+    "PTT056": "before pickles a whole module (PTT012), an object of that rule's, not of this one",
+    "PTT058": "before casts the model (PTT044); apex is a caveat of the tip",
+    "PTT059": "before steps the scheduler per epoch; reading get_lr() is a caveat",
 }
 
 #: Findings in other tips' *after* snippets that are real: those records should change
@@ -474,6 +477,17 @@ FIX_CASES: dict[str, FixCase] = {
             "with RecordCopies() as rec:\n    train(loader)\n"
             "assert rec.flags and all(rec.flags), rec.flags\n"
         ),
+    ),
+    "PTT059": FixCase(
+        code=(
+            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(2, 2)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=1.0)\n"
+            "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.1)\n"
+            "for _ in range(2):\n    optimizer.step()\n    scheduler.step()\n"
+            "lr = scheduler.get_lr()[0]\n"
+        ),
+        # at the decay boundary get_lr() applies the decay once more: 0.01, not the 0.1 in use
+        checks="assert lr == optimizer.param_groups[0]['lr'] == 0.1, lr\n",
     ),
     "PTT032": FixCase(
         code=(

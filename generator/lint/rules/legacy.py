@@ -286,3 +286,84 @@ class LegacyTensorType(Rule):
             elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 if arg.value in LEGACY_TYPES:
                     yield Report(call, args={"name": repr(arg.value)}, variant="type")
+
+
+_APEX_AMP = {"apex.amp.initialize", "apex.amp.scale_loss"}
+_APEX_DDP = {
+    "apex.parallel.DistributedDataParallel",
+    "apex.parallel.convert_syncbn_model",
+    "apex.parallel.SyncBatchNorm",
+    "apex.parallel.distributed.DistributedDataParallel",
+}
+
+
+class ApexAmp(Rule):
+    """NVIDIA apex's `amp` (`amp.initialize(model, optimizer, opt_level=...)`,
+    `with amp.scale_loss(loss, optimizer)`) and `apex.parallel` (its
+    `DistributedDataParallel`, `convert_syncbn_model`) were deprecated in 2022 and removed
+    from apex in 2025: a script that imports them no longer runs with a current apex.
+    PyTorch has the same features built in: `torch.autocast` with `torch.amp.GradScaler` for
+    mixed precision (O1 is autocast; keep the weights in float32), and
+    `torch.nn.parallel.DistributedDataParallel` with `nn.SyncBatchNorm.convert_sync_batchnorm`.
+    Reported at each `amp.initialize` and each `apex.parallel` call, and at `amp.scale_loss`
+    in a file that has no `amp.initialize`."""
+
+    code = "PTT058"
+    name = "apex-amp-ddp"
+    severity = "error"
+    message = "NVIDIA apex `amp` was removed from apex: use `torch.autocast` with `torch.amp.GradScaler`"
+    message_zh = "NVIDIA apex 的 `amp` 已从 apex 中移除：请改用 `torch.autocast` 配合 `torch.amp.GradScaler`"
+    message_args = {"name": "apex.parallel.DistributedDataParallel"}
+    variants = {
+        "ddp": (
+            "`{name}` was removed from apex: use `torch.nn.parallel.DistributedDataParallel` (and `nn.SyncBatchNorm.convert_sync_batchnorm`)",
+            "`{name}` 已从 apex 中移除：请改用 `torch.nn.parallel.DistributedDataParallel`（以及 `nn.SyncBatchNorm.convert_sync_batchnorm`）",
+        )
+    }
+    why_zh = (
+        "NVIDIA apex 的 `amp`（`amp.initialize(model, optimizer, opt_level=...)`、`with amp.scale_loss(loss,"
+        " optimizer)`）和 `apex.parallel`（其中的 `DistributedDataParallel`、`convert_syncbn_model`）在 2022 年"
+        "被弃用，2025 年已从 apex 中移除：导入它们的脚本在当前的 apex 上无法运行。PyTorch 已经内置了同样的功能："
+        "混合精度用 `torch.autocast` 配合 `torch.amp.GradScaler`（O1 就是 autocast；权重保持 float32），分布式用"
+        " `torch.nn.parallel.DistributedDataParallel` 配合 `nn.SyncBatchNorm.convert_sync_batchnorm`。在每个"
+        " `amp.initialize` 和每个 `apex.parallel` 调用处报告；文件里没有 `amp.initialize` 时，在 `amp.scale_loss`"
+        " 处报告。"
+    )
+    tip = "autocast-mixed-precision"
+    VALID = (
+        "import torch\nscaler = torch.amp.GradScaler('cuda')\nfor x, y in loader:\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n        loss = f(model(x), y)\n"
+        "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n",
+        # a file of the project's own named `amp`, not apex
+        "from mytools import amp\nmodel = amp.initialize(model)\n",
+    )
+    INVALID = (
+        Invalid(
+            "from apex import amp\nmodel, optimizer = amp.initialize(model, optimizer, opt_level='O1')\n"
+            "for x, y in loader:\n    loss = f(model(x), y)\n"
+            "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n        scaled_loss.backward()\n"
+            "    optimizer.step()\n",
+            instead="import torch\nscaler = torch.amp.GradScaler('cuda')\nfor x, y in loader:\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n        loss = f(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n",
+        ),
+        Invalid(
+            "from apex.parallel import DistributedDataParallel, convert_syncbn_model\n"
+            "model = convert_syncbn_model(model)\nmodel = DistributedDataParallel(model, delay_allreduce=True)\n",
+            instead="import torch\nfrom torch import nn\nmodel = nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"
+            "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])\n",
+        ),
+        # the loop of a trainer whose script calls amp.initialize elsewhere
+        "from apex import amp\nfor images, targets in loader:\n    losses = sum(model(images, targets).values())\n"
+        "    with amp.scale_loss(losses, optimizer) as scaled_losses:\n        scaled_losses.backward()\n"
+        "    optimizer.step()\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        initialize = ctx.calls("apex.amp.initialize")
+        yield from (Report(c) for c in initialize)
+        if not initialize:
+            yield from (Report(c) for c in ctx.calls("apex.amp.scale_loss")[:1])
+        for call in ctx.calls(*sorted(_APEX_DDP)):
+            name = (ctx.qualname(call.func) or "").replace(".distributed.", ".")
+            yield Report(call, args={"name": name}, variant="ddp")

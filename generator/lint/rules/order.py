@@ -1,19 +1,15 @@
 """The calls of an optimizer step and their order: accumulation, autocast, clipping,
-scheduling, zeroing gradients, train and eval modes."""
+scheduling, zeroing gradients."""
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Edit, Invalid, Report, Rule, end_of
 from generator.lint.syntax import dotted, is_const, iter_region, kwarg, method_name, receiver
 
-#: Copies of a model that are averaged, not trained (an EMA, a teacher): evaluation mode
-#: is all they ever need.
-_AVERAGED = re.compile(r"(^|[._])(ema|\w*_ema|ema_\w*|teacher\w*|swa\w*|avg\w*|average\w*)$", re.I)
 
 _CLIP = {
     "torch.nn.utils.clip_grad_norm",
@@ -392,98 +388,3 @@ class ManualGradZero(Rule):
             for c in ctx.by_type[ast.Call]
             if isinstance(c, ast.Call)
         )
-
-
-class EvalNeverUndone(Rule):
-    """`model.eval()` switches Dropout off and makes BatchNorm use its running statistics
-    until `model.train()` switches them back. A loop that evaluates between training steps
-    and never calls `train()` trains every later step in evaluation mode. Call
-    `model.train()` at the start of each epoch (or restore the mode after evaluating). A
-    model put in evaluation mode right before its training loop, on purpose (a linear probe
-    that keeps a frozen backbone's BatchNorm statistics), and an averaged copy that is never
-    trained (`g_ema`, `teacher`), are left alone."""
-
-    code = "PTT035"
-    name = "eval-never-undone"
-    severity = "error"
-    message = "`model.eval()` runs between training steps but nothing calls `model.train()` again"
-    message_zh = "`model.eval()` 在训练步骤之间执行，之后却没有任何地方再调用 `model.train()`"
-    why_zh = (
-        "`model.eval()` 会关闭 Dropout，并让 BatchNorm 改用滑动统计量，直到 `model.train()` 把它们切换回来。"
-        "在训练步骤之间做评估、却从不调用 `train()` 的循环，之后的每一步都在评估模式下训练。请在每个 epoch"
-        " 开始时调用 `model.train()`（或者在评估后恢复原来的模式）。在训练循环之前特意切换到评估模式的模型"
-        "（例如线性探测时让冻结主干网络的 BatchNorm 统计量保持不变），以及从不训练的平均副本"
-        "（`g_ema`、`teacher`），不会报告。"
-    )
-    tip = "eval-mode-dropout-batchnorm"
-    VALID = (
-        "def evaluate(model):\n    model.eval()\n    out = model(x)\n    model.train()\n    return out\n\n"
-        "for epoch in range(3):\n    for x in data:\n        f(model(x)).backward()\n"
-        "        optimizer.step()\n    evaluate(model)\n",
-        # a linear probe: the frozen backbone's BatchNorm stays in evaluation mode on purpose
-        "def train(loader, model, optimizer):\n    model.eval()\n    for x, y in loader:\n"
-        "        f(model(x), y).backward()\n        optimizer.step()\n\n"
-        "def validate(loader, model):\n    model.eval()\n    return [model(x) for x, _ in loader]\n\n"
-        "for epoch in range(90):\n    train(train_loader, model, optimizer)\n"
-        "    validate(val_loader, model)\n",
-        # an EMA copy of the generator, sampled in evaluation mode between steps (StyleGAN2)
-        "for idx in range(iters):\n    g_loss(generator(noise)).backward()\n    g_optim.step()\n"
-        "    accumulate(g_ema, generator)\n    if idx % 100 == 0:\n        g_ema.eval()\n"
-        "        sample = g_ema(sample_z)\n",
-    )
-    INVALID = (
-        "def evaluate(model):\n    model.eval()\n    return model(x)\n\n"
-        "for epoch in range(3):\n    for x in data:\n        f(model(x)).backward()\n"
-        "        optimizer.step()\n    evaluate(model)\n",
-        "for epoch in range(3):\n    for x in data:\n        f(model(x)).backward()\n"
-        "        optimizer.step()\n    model.eval()\n    validate(model)\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        if ctx.methods("train") or not ctx.loops.training_loops:
-            return
-        chosen = self._trains_in_eval_mode(ctx)
-        for call in ctx.methods("eval"):
-            name = dotted(receiver(call))
-            if call.args or call.keywords or name in chosen or _AVERAGED.search(name or ""):
-                continue  # a training mode chosen on purpose, or a copy that never trains
-            sites: list[ast.AST] = [call]
-            func = ctx.enclosing_function(call)
-            if func is not None:
-                sites += [
-                    c
-                    for c in ctx.by_type[ast.Call]
-                    if isinstance(c, ast.Call)
-                    and isinstance(c.func, ast.Name)
-                    and c.func.id == func.name
-                ]
-            if any(self._in_training_loop(ctx, s) for s in sites):
-                yield Report(call)
-
-    @staticmethod
-    def _trains_in_eval_mode(ctx: Context) -> set[str | None]:
-        """Models put in evaluation mode on purpose for training: ``model.eval()`` in the
-        body of a function before the training loop it runs (a linear probe on a frozen
-        backbone keeps BatchNorm's statistics fixed this way)."""
-        out: set[str | None] = set()
-        for loop in ctx.loops.training_loops:
-            func = ctx.enclosing_function(loop)
-            body = func.body if func is not None else ctx.tree.body
-            top = next((s for s in body if s is loop or loop in ast.walk(s)), None)
-            for stmt in body[: body.index(top)] if top is not None else []:
-                if (
-                    isinstance(stmt, ast.Expr)
-                    and isinstance(stmt.value, ast.Call)
-                    and method_name(stmt.value) == "eval"
-                ):
-                    out.add(dotted(receiver(stmt.value)))
-        return out
-
-    @staticmethod
-    def _in_training_loop(ctx: Context, node: ast.AST) -> bool:
-        for anc in ctx.ancestors(node):
-            if isinstance(anc, ast.For | ast.While | ast.AsyncFor) and any(
-                ctx.loops.trains(s) for s in anc.body
-            ):
-                return True
-        return False

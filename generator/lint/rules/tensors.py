@@ -259,6 +259,18 @@ def _literal(node: ast.AST) -> bool:
     return isinstance(node, ast.List | ast.Tuple) and all(_literal(e) for e in node.elts)
 
 
+def _built_here(node: ast.AST) -> bool:
+    """Data the code spells out: a literal, or a Python sequence built in place
+    (``list(range(n))``, ``[i * 2 for i in ids]``), not a value that arrives from elsewhere."""
+    if _literal(node) or isinstance(node, ast.List | ast.Tuple | ast.ListComp | ast.GeneratorExp):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {
+        "list",
+        "tuple",
+        "range",
+    }
+
+
 def device_of(ctx: Context, call: ast.Call) -> tuple[bool, str | None]:
     """Whether ``x.to(...)``/``x.cuda()`` moves ``x`` to a device, and the source of that
     device when the call does nothing else (so the fix can move it into the factory)."""
@@ -298,9 +310,10 @@ class FactoryThenMove(Rule):
     with no host allocation and no copy. The fix moves `device` into the call for factories
     whose values do not depend on where they are made (`zeros`, `ones`, `full`, `empty`,
     `eye`, `tensor`); random factories draw from the device's generator instead, so those
-    are reported without a fix. `torch.tensor(data).to(device)` is reported only for literal
-    data: data that already lives in host memory (a NumPy array, an environment's reward)
-    has to be copied to the device whatever the call looks like."""
+    are reported without a fix. `torch.tensor(data).to(device)` is reported only for data the
+    code spells out (a literal, `list(range(n))`): data that arrives from elsewhere (a NumPy
+    array, an environment's reward) has to be copied to the device whatever the call looks
+    like."""
 
     code = "PTT015"
     name = "factory-then-move"
@@ -312,8 +325,8 @@ class FactoryThenMove(Rule):
         " `device=`：张量直接在使用它的设备上创建，不占用主机内存，也没有拷贝。对于数值与创建位置无关的"
         "工厂函数（`zeros`、`ones`、`full`、`empty`、`eye`、`tensor`），修复会把 `device` 移进调用；"
         "随机工厂函数改到设备上创建后会改用设备的随机数生成器，所以只报告、不修复。"
-        "`torch.tensor(data).to(device)` 只在数据是字面量时报告：已经放在主机内存里的数据（NumPy 数组、"
-        "环境返回的奖励）无论怎么写，都得拷贝到设备上。"
+        "`torch.tensor(data).to(device)` 只在数据由代码本身写出时报告（字面量、`list(range(n))`）：从别处来的"
+        "数据（NumPy 数组、环境返回的奖励）无论怎么写，都得拷贝到设备上。"
     )
     fix_note = "Only for factories whose values do not depend on where they are made."
     fix_note_zh = "只修复数值与创建位置无关的工厂函数。"
@@ -352,7 +365,7 @@ class FactoryThenMove(Rule):
             factory = q.removeprefix("torch.")
             if not q.startswith("torch.") or factory not in _FACTORIES:
                 continue
-            if factory == "tensor" and not (inner.args and _literal(inner.args[0])):
+            if factory == "tensor" and not (inner.args and _built_here(inner.args[0])):
                 continue  # host data (an array, a reward): the copy is unavoidable
             edits: list[Edit] = []
             if (
