@@ -12,21 +12,21 @@ conservative where that is not enough.
 from __future__ import annotations
 
 import ast
-import re
 from collections import defaultdict
 from collections.abc import Iterator
 from functools import cached_property
 
+from generator.lint.flags import Flags
+from generator.lint.flow import StepFlow
+from generator.lint.modules import ModuleNames
 from generator.lint.syntax import (
     FUNCTIONS,
     SCOPES,
     dotted,
     is_const,
     kwarg,
-    last_name,
     span,
 )
-from generator.lint.flow import StepFlow
 from generator.lint.training import Function, TrainingLoops, node_position
 
 #: Names that mean the usual module when a file uses them without importing them
@@ -39,18 +39,6 @@ DEFAULT_ALIASES = {
     "dist": "torch.distributed",
 }
 
-#: Names that usually hold an ``nn.Module``.
-MODEL_NAME = re.compile(
-    r"^(?:.*_)?(?:model|net|network|module|encoder|decoder|backbone|classifier)$", re.I
-)
-#: Names of functions that act on a model (``evaluate_model``, ``build_model``): a call of one
-#: returns what the function computes, not a model's output.
-_VERB = re.compile(
-    r"^(?:build|create|get|load|make|init|initialize|evaluate|eval|train|test|validate|save|"
-    r"run|fit|prepare|setup|set|update|copy|export|freeze|unfreeze|wrap|unwrap|print|show|"
-    r"log|compile|convert|count|summarize|check|reset|to|from|apply|register)_",
-    re.I,
-)
 _AUTOCAST = {
     "torch.autocast",
     "torch.amp.autocast",
@@ -75,6 +63,8 @@ class Context:
         calls_by_method: calls of the form ``x.name(...)`` by ``name``.
         loops: the training loops and what runs in them.
         flow: which guards of a loop run on every step, and flags' literal defaults.
+        modules: which names hold modules.
+        flags: command-line flags with literal defaults.
     """
 
     def __init__(self, tree: ast.Module, source: str, path: str = "<string>") -> None:
@@ -109,6 +99,8 @@ class Context:
                 self.calls_by_qualname[q].append(call)
         self.loops = TrainingLoops(self)
         self.flow = StepFlow(self)
+        self.modules = ModuleNames(self)
+        self.flags = Flags(self)
 
     # --- names -----------------------------------------------------------------------------
 
@@ -305,87 +297,13 @@ class Context:
         return self.qualname(expr) in _NO_GRAD
 
     def name_is_module(self, node: ast.AST) -> bool:
-        """Whether ``node`` looks like an ``nn.Module``: a model-like name, or a name bound
-        to an ``nn`` layer, a wrapper or a class of this file that subclasses one."""
-        name = last_name(node)
-        if name is None:
-            return False
-        if isinstance(node, ast.Name) and (
-            name in self.functions or (_VERB.match(name) and name not in self.assignments)
-        ):
-            return False  # a function (`evaluate_model(...)`, `build_model(cfg)`), not a module
-        if MODEL_NAME.match(name):
-            return True
-        if isinstance(node, ast.Name):
-            if node.id in self._used_as_module:
-                return True
-            for value in self.assignments.get(node.id, ()):
-                call: ast.AST | None = value
-                while isinstance(call, ast.Call):
-                    q = self.qualname(call.func)
-                    if q and q.startswith("torch.nn.") and q.rsplit(".", 1)[1][:1].isupper():
-                        return True
-                    if isinstance(call.func, ast.Name) and call.func.id in self.module_classes:
-                        return True
-                    call = call.func.value if isinstance(call.func, ast.Attribute) else None
-        return False
+        """Whether ``node`` looks like an ``nn.Module`` (`generator.lint.modules`)."""
+        return self.modules.is_module(node)
 
-    @cached_property
-    def _used_as_module(self) -> set[str]:
-        """Names whose methods only a module has are called (``policy.parameters()``,
-        ``policy.eval()``)."""
-        out = {
-            recv.id
-            for name in ("parameters", "named_parameters", "modules", "named_modules", "children", "eval")
-            for call in self.calls_by_method.get(name, ())
-            if isinstance(recv := call.func.value, ast.Name)  # type: ignore[attr-defined]
-            and not call.args
-        }
-        # a class instance that loads a state dict: a module (an optimizer is built by torch.optim)
-        for call in self.calls_by_method.get("load_state_dict", ()):
-            recv = call.func.value  # type: ignore[attr-defined]
-            if isinstance(recv, ast.Name) and any(
-                self._constructs(v) for v in self.assignments.get(recv.id, ())
-            ):
-                out.add(recv.id)
-        return out
-
-    def _constructs(self, value: ast.AST) -> bool:
-        """Whether ``value`` builds an object of a class (``WaveGlow(**cfg).cuda()``), not an
-        optimizer or a scaler."""
-        while (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and isinstance(value.func.value, ast.Call)
-        ):
-            value = value.func.value  # through .cuda(), .to(device), .eval()
-        if not isinstance(value, ast.Call):
-            return False
-        q = self.qualname(value.func) or ""
-        return (last_name(value.func) or "")[:1].isupper() and not q.startswith(
-            ("torch.optim", "torch.amp", "torch.cuda")
-        )
-
-    @cached_property
+    @property
     def module_classes(self) -> set[str]:
         """Classes of this file that subclass ``nn.Module`` (directly or through each other)."""
-        classes = [c for c in self.by_type[ast.ClassDef] if isinstance(c, ast.ClassDef)]
-        out: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for cls in classes:
-                if cls.name in out:
-                    continue
-                for base in cls.bases:
-                    q = self.qualname(base) or ""
-                    if (q.startswith("torch.nn.") and q.rsplit(".", 1)[1][:1].isupper()) or (
-                        isinstance(base, ast.Name) and base.id in out
-                    ):
-                        out.add(cls.name)
-                        changed = True
-                        break
-        return out
+        return self.modules.classes
 
     # --- conditions ------------------------------------------------------------------------
 

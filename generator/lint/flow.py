@@ -12,20 +12,17 @@ reads a tensor's value (the test itself then waits for the GPU). The ``else`` of
 that is true on some steps only (``i == 0``, ``i % N == 0``) runs on the others, so on
 every step for the rules' purposes.
 
-`flag_default` reads the default of an ``args.name`` flag where the file states it as a
-literal: ``parser.add_argument("--name", default=True)``, ``action="store_true"`` (False)
-or a dataclass field ``name: bool = True``.
+A flag tested with its literal default stated in the file (`generator.lint.flags`) decides
+it: ``if args.verbose:`` with ``action="store_true"`` runs on no step by default.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
-from generator.lint.syntax import LOOPS, SCOPES, is_const, kwarg, method_name
+from generator.lint.syntax import LOOPS, SCOPES, method_name
 from generator.lint.training import Loop, per_node
 
 if TYPE_CHECKING:
@@ -33,24 +30,18 @@ if TYPE_CHECKING:
 
 #: How often the body (or the ``else``) of an ``if`` in a loop runs.
 Frequency = Literal["every", "some"]
-_RANDOM = ("random.", "numpy.random.", "torch.rand", "torch.randn", "torch.randint", "torch.bernoulli")
+_RANDOM = (
+    "random.",
+    "numpy.random.",
+    "torch.rand",
+    "torch.randn",
+    "torch.randint",
+    "torch.bernoulli",
+)
 #: Comparisons of a counter that hold for a finite stretch of steps (counter on the left).
 _FINITE = (ast.Eq, ast.Lt, ast.LtE, ast.In, ast.Is)
 #: Methods that read a tensor's value in a test (``x.any()``, ``x.item() > 0``...).
 _VALUE_METHODS = {"item", "any", "all", "sum", "mean", "max", "min", "norm"}
-
-
-@dataclass(frozen=True)
-class FlagDefault:
-    """The literal default of a command-line flag (or config field) and how it is written."""
-
-    value: object
-    #: ``--torch-deterministic`` as the parser spells it, or ``torch_deterministic``.
-    written: str
-
-    def describe(self) -> str:
-        """``--torch-deterministic True``: the flag and its default, as a message names them."""
-        return f"{self.written} {self.value!r}"
 
 
 class StepFlow:
@@ -120,10 +111,10 @@ class StepFlow:
         """Whether a test of a flag holds with the flag's literal default (``if
         args.verbose:`` with ``action="store_true"``: no; ``if args.mode == "hooks":`` with
         ``default="hooks"``: yes); None when the test is not such a test."""
-        negate = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-        if negate:
-            test = test.operand  # type: ignore[attr-defined]
-        default = self.flag_default(test)
+        negate = False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            negate, test = True, test.operand
+        default = self.ctx.flags.default(test)
         if default is not None:
             return bool(default.value) != negate
         if (
@@ -131,7 +122,7 @@ class StepFlow:
             and len(test.ops) == 1
             and isinstance(test.ops[0], ast.Eq | ast.NotEq)
             and isinstance(test.comparators[0], ast.Constant)
-            and (default := self.flag_default(test.left)) is not None
+            and (default := self.ctx.flags.default(test.left)) is not None
         ):
             equal = default.value == test.comparators[0].value
             return (equal if isinstance(test.ops[0], ast.Eq) else not equal) != negate
@@ -183,9 +174,12 @@ class StepFlow:
         if (_names(test) & self._assigned(loop)) - counters:
             return "some", "some"  # a value the loop computes (`if not math.isfinite(loss_value):`)
         if (holds := self._holds_by_default(test)) is not None:
-            on, off = ("every", "some") if holds else ("some", "every")
+            on: Frequency = "every" if holds else "some"
+            off: Frequency = "some" if holds else "every"
             return on, (off if has_else else "some")
-        periodic = any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
+        periodic = any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test)
+        )
         finite = periodic or self._finite(test, counters)
         if not finite:
             return "every", "every"  # a flag, the rank, a state, a threshold passed for good
@@ -200,7 +194,8 @@ class StepFlow:
         stepped = {
             ast.unparse(n.func.value)
             for n in _own(body)
-            if isinstance(n, ast.Call) and loops.is_optimizer_step(n)
+            if isinstance(n, ast.Call)
+            and loops.is_optimizer_step(n)
             and isinstance(n.func, ast.Attribute)
         }
         if not stepped:
@@ -208,7 +203,8 @@ class StepFlow:
         always = {
             ast.unparse(n.func.value)
             for n in loops.step_nodes(loop)
-            if isinstance(n, ast.Call) and loops.is_optimizer_step(n)
+            if isinstance(n, ast.Call)
+            and loops.is_optimizer_step(n)
             and isinstance(n.func, ast.Attribute)
         }
         return not stepped <= always
@@ -308,75 +304,6 @@ class StepFlow:
                 stack.append((current.test, now))
                 continue
             stack.extend((c, now) for c in reversed(list(ast.iter_child_nodes(current))))
-
-    # --- flags with literal defaults -----------------------------------------------------
-
-    @cached_property
-    def _defaults(self) -> dict[str, FlagDefault]:
-        out: dict[str, FlagDefault] = {}
-        seen: dict[str, int] = {}
-        for call in self.ctx.methods("add_argument"):
-            dest, written = _dest(call)
-            if dest is None:
-                continue
-            seen[dest] = seen.get(dest, 0) + 1
-            action = getattr(kwarg(call, "action"), "value", None)
-            default = kwarg(call, "default")
-            if default is not None and isinstance(default.value, ast.Constant):
-                out[dest] = FlagDefault(default.value.value, written)
-            elif default is None and isinstance(action, ast.Constant):
-                if action.value == "store_true":
-                    out[dest] = FlagDefault(False, written)
-                elif action.value == "store_false":
-                    out[dest] = FlagDefault(True, written)
-        tyro = any(q.split(".")[0] == "tyro" for q in self.ctx.imports.values())
-        for cls in self.ctx.by_type[ast.ClassDef]:
-            assert isinstance(cls, ast.ClassDef)
-            if not any("dataclass" in (ast.unparse(d)) for d in cls.decorator_list):
-                continue
-            for stmt in cls.body:
-                if (
-                    isinstance(stmt, ast.AnnAssign)
-                    and isinstance(stmt.target, ast.Name)
-                    and isinstance(stmt.value, ast.Constant)
-                ):
-                    name = stmt.target.id
-                    seen[name] = seen.get(name, 0) + 1
-                    # tyro turns a field into a --kebab-case option
-                    written = f"--{name.replace('_', '-')}" if tyro else name
-                    out[name] = FlagDefault(stmt.value.value, written)
-        return {k: v for k, v in out.items() if seen[k] == 1}
-
-    def flag_default(self, node: ast.AST | None) -> FlagDefault | None:
-        """The literal default of ``args.name`` (any receiver named in the file) where one
-        argument or dataclass field of the file defines ``name``."""
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            return self._defaults.get(node.attr)
-        return None
-
-    def literal_or_default(self, node: ast.AST | None, value: object) -> FlagDefault | bool:
-        """True when ``node`` is the literal ``value``; the flag's default when it is a flag
-        whose literal default is ``value``; else False."""
-        if is_const(node, value):
-            return True
-        default = self.flag_default(node)
-        if default is not None and type(default.value) is type(value) and default.value == value:
-            return default
-        return False
-
-
-def _dest(call: ast.Call) -> tuple[str | None, str]:
-    """(dest, first long option) of ``parser.add_argument("-x", "--x-y", dest=...)``."""
-    options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    if not options:
-        return None, ""
-    long = next((o for o in options if o.startswith("--")), options[0])
-    dest_kw = kwarg(call, "dest")
-    if dest_kw is not None and isinstance(dest_kw.value, ast.Constant):
-        return str(dest_kw.value.value), long
-    if not long.startswith("-"):
-        return long, long  # a positional argument
-    return long.lstrip("-").replace("-", "_"), long
 
 
 def _periodic(node: ast.AST) -> bool:

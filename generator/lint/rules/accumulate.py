@@ -143,11 +143,15 @@ class AccumulationNotDivided(Rule):
             if not _accumulating_ifs(ctx, loop):
                 continue
             steps = ctx.loops.step_nodes(loop)
-            if any(
-                isinstance(n, ast.Call)
-                and (ctx.loops.is_optimizer_step(n) or method_name(n) == "zero_grad")
-                for n in steps
-            ) or _scales_gradients(ctx, loop) or _decay_rescaled(ctx, loop):
+            if (
+                any(
+                    isinstance(n, ast.Call)
+                    and (ctx.loops.is_optimizer_step(n) or method_name(n) == "zero_grad")
+                    for n in steps
+                )
+                or _scales_gradients(ctx, loop)
+                or _decay_rescaled(ctx, loop)
+            ):
                 continue  # nothing accumulates, or the gradients are scaled another way
             for node in steps:
                 if not (isinstance(node, ast.Call) and ctx.loops.is_backward(node)):

@@ -7,7 +7,15 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule, add_keyword
-from generator.lint.rules.saved import SAVE, MODULE_CHAIN, UNWRAP, expand, parts, rejected, saved_values
+from generator.lint.rules.saved import (
+    MODULE_CHAIN,
+    SAVE,
+    UNWRAP,
+    expand,
+    parts,
+    rejected,
+    saved_values,
+)
 from generator.lint.syntax import (
     has_star_kwargs,
     is_const,

@@ -27,43 +27,10 @@ _SAMPLER = (
 )
 
 
-_IN_MEMORY = {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
 #: Names of evaluation functions and of validation or test sets.
-_EVAL_NAME = re.compile(r"(^|_)(val|valid|validation|validate|eval|evaluate|test|dev)(_|set|$)", re.I)
-_LISTS = (ast.List, ast.ListComp, ast.Tuple)
-
-
-def _dataset_values(ctx: Context, call: ast.Call) -> list[ast.AST]:
-    """What a ``DataLoader`` loads: its dataset argument, or the values assigned to it."""
-    dataset = call.args[0] if call.args else getattr(kwarg(call, "dataset"), "value", None)
-    if isinstance(dataset, ast.Name):
-        return list(ctx.assignments.get(dataset.id, ()))
-    return [] if dataset is None else [dataset]
-
-
-def _dataset_in_memory(ctx: Context, call: ast.Call) -> bool:
-    """A `TensorDataset`, or a Python list of samples: no per-item loading to parallelise."""
-    values = _dataset_values(ctx, call)
-    return bool(values) and all(
-        isinstance(v, _LISTS) or (isinstance(v, ast.Call) and ctx.qualname(v.func) in _IN_MEMORY)
-        for v in values
-    )
-
-
-def _dataset_on_device(ctx: Context, call: ast.Call) -> bool:
-    """A `TensorDataset` of tensors made on (or moved to) a device: nothing left to pin."""
-    values = _dataset_values(ctx, call)
-    return bool(values) and all(
-        isinstance(v, ast.Call)
-        and ctx.qualname(v.func) in _IN_MEMORY
-        and any(
-            isinstance(n, ast.keyword)
-            and n.arg == "device"
-            or (isinstance(n, ast.Call) and method_name(n) in {"to", "cuda"})
-            for n in ast.walk(v)
-        )
-        for v in values
-    )
+_EVAL_NAME = re.compile(
+    r"(^|_)(val|valid|validation|validate|eval|evaluate|test|dev)(_|set|$)", re.I
+)
 
 
 class DataLoaderNoWorkers(Rule):
@@ -129,7 +96,7 @@ class DataLoaderNoWorkers(Rule):
             given = loaders.options(ctx, call)
             if given is None or len(call.args) > 1 or "num_workers" in given:
                 continue
-            if not _dataset_in_memory(ctx, call):
+            if not loaders.dataset_in_memory(ctx, call):
                 yield Report(call, variant="maybe" if use == "maybe" else None)
 
 
@@ -149,7 +116,7 @@ class DataLoaderNoPinMemory(Rule):
     name = "dataloader-no-pin-memory"
     severity = "info"
     message = "`DataLoader` without `pin_memory=True` while training on CUDA: host-to-device copies cannot overlap compute (pin, then copy with `non_blocking=True`)"
-    message_zh = "训练用到 CUDA，`DataLoader` 却没有 `pin_memory=True`：主机到设备的拷贝无法与计算重叠（请锁页，并用 `non_blocking=True` 拷贝）"
+    message_zh = "训练用到 CUDA，`DataLoader` 却没有 `pin_memory=True`：主机到设备的拷贝无法与计算重叠（请启用锁页内存，并用 `non_blocking=True` 拷贝）"
     variants = {
         "maybe": (
             "`DataLoader` without `pin_memory`: when the script runs on CUDA, host-to-device copies cannot overlap compute; pass `pin_memory=torch.cuda.is_available()` and copy with `non_blocking=True`",
@@ -225,7 +192,7 @@ class DataLoaderNoPinMemory(Rule):
             given = loaders.options(ctx, call)
             if given is None or len(call.args) > 7 or "pin_memory" in given:
                 continue
-            if _dataset_on_device(ctx, call) or not loaders.feeds_device_steps(ctx, call):
+            if loaders.dataset_on_device(ctx, call) or not loaders.feeds_device_steps(ctx, call):
                 continue
             yield Report(call, variant="maybe" if use == "maybe" else None)
 
@@ -250,9 +217,7 @@ class PinMemoryBlockingCopy(Rule):
     name = "pin-memory-blocking-copy"
     severity = "warning"
     message = "batch copied to the device without `non_blocking=True` although the `DataLoader` pins memory: the host still waits for every copy"
-    message_zh = (
-        "`DataLoader` 已经锁页，批次拷到设备时却没有 `non_blocking=True`：每次拷贝主机仍要等待"
-    )
+    message_zh = "`DataLoader` 已启用锁页内存（`pin_memory=True`），批次拷到设备时却没有 `non_blocking=True`：每次拷贝主机仍要等待"
     why_zh = (
         "锁页内存只是前提：加上 `non_blocking=True` 后，从锁页内存出发的拷贝才会只排进 CUDA 流就立即返回，"
         "让主机接着提交前向传播。不加它，拷贝本身比从可分页内存出发要快，但每次传输主机仍然阻塞。同一个"

@@ -311,8 +311,12 @@ class ApexAmp(Rule):
     code = "PTT058"
     name = "apex-amp-ddp"
     severity = "error"
-    message = "NVIDIA apex `amp` was removed from apex: use `torch.autocast` with `torch.amp.GradScaler`"
-    message_zh = "NVIDIA apex 的 `amp` 已从 apex 中移除：请改用 `torch.autocast` 配合 `torch.amp.GradScaler`"
+    message = (
+        "NVIDIA apex `amp` was removed from apex: use `torch.autocast` with `torch.amp.GradScaler`"
+    )
+    message_zh = (
+        "NVIDIA apex 的 `amp` 已从 apex 中移除：请改用 `torch.autocast` 配合 `torch.amp.GradScaler`"
+    )
     message_args = {"name": "apex.parallel.DistributedDataParallel"}
     variants = {
         "ddp": (

@@ -8,18 +8,56 @@ from __future__ import annotations
 import ast
 
 from generator.lint.analysis import Context
-from generator.lint.rules.sync_sites import on_host
-from generator.lint.syntax import iter_region, method_name, receiver
-from generator.lint.training import per_node
+from generator.lint.rules.devices import on_host
+from generator.lint.syntax import LOOPS, iter_region, kwarg, method_name, receiver
+from generator.lint.training import Loop, per_node
 
 DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
+
+_IN_MEMORY = {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
+_LISTS = (ast.List, ast.ListComp, ast.Tuple)
+
+
+def _dataset_values(ctx: Context, call: ast.Call) -> list[ast.AST]:
+    """What a ``DataLoader`` loads: its dataset argument, or the values assigned to it."""
+    dataset = call.args[0] if call.args else getattr(kwarg(call, "dataset"), "value", None)
+    if isinstance(dataset, ast.Name):
+        return list(ctx.assignments.get(dataset.id, ()))
+    return [] if dataset is None else [dataset]
+
+
+def dataset_in_memory(ctx: Context, call: ast.Call) -> bool:
+    """A `TensorDataset`, or a Python list of samples: no per-item loading to parallelise."""
+    values = _dataset_values(ctx, call)
+    return bool(values) and all(
+        isinstance(v, _LISTS) or (isinstance(v, ast.Call) and ctx.qualname(v.func) in _IN_MEMORY)
+        for v in values
+    )
+
+
+def dataset_on_device(ctx: Context, call: ast.Call) -> bool:
+    """A `TensorDataset` of tensors made on (or moved to) a device: nothing left to pin."""
+    values = _dataset_values(ctx, call)
+    return bool(values) and all(
+        isinstance(v, ast.Call)
+        and ctx.qualname(v.func) in _IN_MEMORY
+        and any(
+            isinstance(n, ast.keyword)
+            and n.arg == "device"
+            or (isinstance(n, ast.Call) and method_name(n) in {"to", "cuda"})
+            for n in ast.walk(v)
+        )
+        for v in values
+    )
 
 
 def _scope_of(ctx: Context, node: ast.AST) -> list[ast.stmt]:
     return ctx.scope_body(node)
 
 
-def _dict_keys(ctx: Context, value: ast.AST, scope: list[ast.stmt], depth: int = 0) -> set[str] | None:
+def _dict_keys(
+    ctx: Context, value: ast.AST, scope: list[ast.stmt], depth: int = 0
+) -> set[str] | None:
     """The keys of a dict built from literals: ``{"num_workers": 4}``, ``dict(pin_memory=True)``,
     or a name bound to one in ``scope``; None when they cannot be read."""
     if isinstance(value, ast.Dict):
@@ -64,7 +102,10 @@ def name_keys(ctx: Context, name: str, scope: list[ast.stmt], depth: int = 0) ->
                     and isinstance(target.value, ast.Name)
                     and target.value.id == name
                 ):
-                    if not (isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)):
+                    if not (
+                        isinstance(target.slice, ast.Constant)
+                        and isinstance(target.slice.value, str)
+                    ):
                         return None
                     keys.add(target.slice.value)
         elif (
@@ -95,7 +136,9 @@ def options(ctx: Context, call: ast.Call) -> set[str] | None:
     return out
 
 
-def _returned_by(ctx: Context, call: ast.Call) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int | None] | None:
+def _returned_by(
+    ctx: Context, call: ast.Call
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int | None] | None:
     """The function of this file that returns ``call``'s result (directly, through one name,
     or as element ``i`` of a returned tuple), with that position."""
     func = ctx.enclosing_function(call)
@@ -137,15 +180,17 @@ def names(ctx: Context, call: ast.Call) -> frozenset[str]:
             for target in holder.targets:
                 if index is None and isinstance(target, ast.Name):
                     out.add(target.id)
-                elif index is not None and isinstance(target, ast.Tuple) and index < len(target.elts):
+                elif (
+                    index is not None and isinstance(target, ast.Tuple) and index < len(target.elts)
+                ):
                     elt = target.elts[index]
                     if isinstance(elt, ast.Name):
                         out.add(elt.id)
     return frozenset(out)
 
 
-def _every_step(ctx: Context, loop: ast.AST, node: ast.AST) -> bool:
-    return any(n is node and every for n, every in ctx.flow.every_step(loop, set()))  # type: ignore[arg-type]
+def _every_step(ctx: Context, loop: Loop, node: ast.AST) -> bool:
+    return any(n is node and every for n, every in ctx.flow.every_step(loop, set()))
 
 
 def feeds_device_steps(ctx: Context, call: ast.Call) -> bool:
@@ -161,7 +206,7 @@ def feeds_device_steps(ctx: Context, call: ast.Call) -> bool:
         assert isinstance(node, ast.Name)
         if node.id not in bound or not isinstance(node.ctx, ast.Load):
             continue
-        loops = [a for a in ctx.ancestors(node) if a in training]
+        loops = [a for a in ctx.ancestors(node) if isinstance(a, LOOPS) and a in training]
         iterated = next(
             (
                 a
@@ -171,12 +216,12 @@ def feeds_device_steps(ctx: Context, call: ast.Call) -> bool:
             None,
         )
         if iterated is not None and iterated in training:
-            if not on_host(ctx, iterated):  # type: ignore[arg-type]
+            if not on_host(ctx, iterated):
                 return True
             continue
         if loops and not _every_step(ctx, loops[0], node):
             continue  # read inside a training loop, on some steps only
-        if loops and on_host(ctx, loops[0]):  # type: ignore[arg-type]
+        if loops and on_host(ctx, loops[0]):
             continue
         return True
     return False
@@ -184,4 +229,3 @@ def feeds_device_steps(ctx: Context, call: ast.Call) -> bool:
 
 def _within(node: ast.AST, tree: ast.AST) -> bool:
     return any(n is node for n in ast.walk(tree))
-

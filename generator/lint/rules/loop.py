@@ -13,8 +13,9 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
+from generator.lint.rules.devices import host_value
 from generator.lint.rules.steps import every_step, feeds_backward, is_loss_value, outputs
-from generator.lint.rules.sync_sites import host_value, sites
+from generator.lint.rules.sync_sites import sites
 from generator.lint.syntax import LOOPS, SCOPES, iter_region, method_name, receiver, root_name
 from generator.lint.training import Loop
 
@@ -117,7 +118,11 @@ class LossKeptWithGraph(Rule):
         ]
         for name in names:
             last = max(
-                (a for a in earlier if any(isinstance(t, ast.Name) and t.id == name for t in a.targets)),
+                (
+                    a
+                    for a in earlier
+                    if any(isinstance(t, ast.Name) and t.id == name for t in a.targets)
+                ),
                 key=lambda a: a.lineno,
                 default=None,
             )

@@ -164,7 +164,10 @@ class DataParallel(Rule):
             "torch.nn.parallel.data_parallel.DataParallel",
         )
         yield from (Report(c) for c in ctx.calls(*names))
-        functional = ("torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel")
+        functional = (
+            "torch.nn.parallel.data_parallel",
+            "torch.nn.parallel.data_parallel.data_parallel",
+        )
         for call in ctx.calls(*functional):
             # in a loop, or in a function (a forward, a step): once per step, replicated each time
             if any(isinstance(a, (ast.For, ast.While, *FUNCTIONS)) for a in ctx.ancestors(call)):
@@ -298,9 +301,18 @@ class ConvBiasBeforeBatchNorm(Rule):
                 and method_name(s.value) == "add_module"
                 and len(s.value.args) == 2
             ]
+            statements = [id(s) for s in block]
             for first, second in zip(calls, calls[1:], strict=False):
-                same = ast.dump(receiver(first)) == ast.dump(receiver(second))  # type: ignore[arg-type]
-                adjacent = block.index(ctx.parent(second)) == block.index(ctx.parent(first)) + 1  # type: ignore[arg-type]
+                recv_first, recv_second = receiver(first), receiver(second)
+                same = (
+                    recv_first is not None
+                    and recv_second is not None
+                    and ast.dump(recv_first) == ast.dump(recv_second)
+                )
+                adjacent = (
+                    statements.index(id(ctx.parent(second)))
+                    == statements.index(id(ctx.parent(first))) + 1
+                )
                 if (
                     same
                     and adjacent

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
-from generator.lint.rules.sync_sites import is_eval_loop
+from generator.lint.rules.devices import is_eval_loop
 from generator.lint.syntax import FUNCTIONS, dotted, iter_region, last_name, method_name, receiver
 
 #: Copies of a model that are averaged, not trained (an EMA, a teacher): evaluation mode
@@ -116,10 +116,16 @@ _MODE_LAYERS = re.compile(
     r"^torch\.nn\.(Dropout\w*|AlphaDropout|FeatureAlphaDropout|BatchNorm\w*|SyncBatchNorm|"
     r"InstanceNorm\w*|TransformerEncoderLayer|TransformerDecoderLayer|Transformer)$"
 )
-_DROPOUT_FUNCS = {"torch.nn.functional.dropout", "torch.nn.functional.dropout2d", "torch.nn.functional.dropout1d"}
+_DROPOUT_FUNCS = {
+    "torch.nn.functional.dropout",
+    "torch.nn.functional.dropout2d",
+    "torch.nn.functional.dropout1d",
+}
 #: Recurrent layers that apply dropout between their stacked layers when given one.
 _RNN = {"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"}
-_EVAL_NAME = re.compile(r"(^|_)(val|valid|validate|validation|eval|evaluate|test|inference|predict)(_|$)", re.I)
+_EVAL_NAME = re.compile(
+    r"(^|_)(val|valid|validate|validation|eval|evaluate|test|inference|predict)(_|$)", re.I
+)
 
 
 def _mode_layers_in(ctx: Context, tree: ast.AST) -> bool:
@@ -150,7 +156,9 @@ def _class_has_mode_layers(ctx: Context, name: str, seen: set[str]) -> bool:
         inner = {
             n.func.id
             for n in ast.walk(cls)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ctx.module_classes
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id in ctx.module_classes
         }
         inner |= {b.id for b in cls.bases if isinstance(b, ast.Name)}
         if any(_class_has_mode_layers(ctx, c, seen) for c in inner):
@@ -162,8 +170,10 @@ def has_mode_layers(ctx: Context, value: ast.AST) -> bool:
     """Whether an assigned model value builds Dropout or BatchNorm: an `nn.Sequential` of
     them, a module class of this file that holds them, a torchvision model."""
     call = value
-    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(
-        call.func.value, ast.Call
+    while (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Call)
     ):
         call = call.func.value  # Net().cuda(), Net().to(device)
     if not isinstance(call, ast.Call):
@@ -191,7 +201,9 @@ class EvalWithoutEvalMode(Rule):
     name = "eval-without-eval-mode"
     severity = "error"
     message = "`{model}` is evaluated without `{model}.eval()`: its Dropout/BatchNorm layers still run as in training"
-    message_zh = "评估 `{model}` 之前没有调用 `{model}.eval()`：其中的 Dropout/BatchNorm 层仍按训练模式运行"
+    message_zh = (
+        "评估 `{model}` 之前没有调用 `{model}.eval()`：其中的 Dropout/BatchNorm 层仍按训练模式运行"
+    )
     message_args = {"model": "model"}
     why_zh = (
         "Dropout 和 BatchNorm 在训练时的行为不同：Dropout 会随机把激活置零，BatchNorm 用当前批次的统计量做"
@@ -241,7 +253,9 @@ class EvalWithoutEvalMode(Rule):
         seen: set[str] = set()
         for region, func in self._evaluations(ctx):
             for node in iter_region(region, conditional=True):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)):
+                if not (
+                    isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+                ):
                     continue
                 name = dotted(node.func)
                 if name is None or name in switched or name in seen or _AVERAGED.search(name):
@@ -253,39 +267,47 @@ class EvalWithoutEvalMode(Rule):
                         break
 
     @staticmethod
-    def _evaluations(ctx: Context) -> Iterator[tuple[list[ast.stmt], ast.FunctionDef | ast.AsyncFunctionDef | None]]:
+    def _evaluations(
+        ctx: Context,
+    ) -> Iterator[tuple[list[ast.stmt], ast.FunctionDef | ast.AsyncFunctionDef | None]]:
         """Evaluation code: the body of a function under ``no_grad``/``inference_mode``
         (a decorator) that trains nothing, and each evaluation loop."""
         for kind in FUNCTIONS:
             for func in ctx.by_type[kind]:
                 assert isinstance(func, FUNCTIONS)
-                if any(ctx.is_no_grad(d) for d in func.decorator_list) and not ctx.loops.trains(func):
+                if any(ctx.is_no_grad(d) for d in func.decorator_list) and not ctx.loops.trains(
+                    func
+                ):
                     yield func.body, func
         training = set(ctx.loops.training_loops)
-        for kind in (ast.For, ast.While):
-            for loop in ctx.by_type[kind]:
+        for loop_kind in (ast.For, ast.While):
+            for loop in ctx.by_type[loop_kind]:
                 assert isinstance(loop, ast.For | ast.While)
                 if loop in training or any(a in training for a in ctx.ancestors(loop)):
                     continue
                 if is_eval_loop(ctx, loop):
-                    func = ctx.enclosing_function(loop)
-                    if func is None or not any(ctx.is_no_grad(d) for d in func.decorator_list):
-                        yield [loop], func
+                    scope = ctx.enclosing_function(loop)
+                    if scope is None or not any(ctx.is_no_grad(d) for d in scope.decorator_list):
+                        yield [loop], scope
 
     @staticmethod
-    def _models(ctx: Context, callee: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None) -> list[tuple[ast.AST, str]]:
+    def _models(
+        ctx: Context, callee: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef | None
+    ) -> list[tuple[ast.AST, str]]:
         """(a value the called name was assigned, the name as the caller wrote it): a name
         of the file, or a parameter of ``func`` followed to the arguments its callers pass."""
         if not isinstance(callee, ast.Name):
             return []
-        params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]] if func is not None else []
+        if func is None:
+            return [(v, callee.id) for v in ctx.assignments.get(callee.id, [])]
+        params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
         if callee.id not in params:
             return [(v, callee.id) for v in ctx.assignments.get(callee.id, [])]
         index = params.index(callee.id)
         out: list[tuple[ast.AST, str]] = []
         for call in ctx.by_type[ast.Call]:
             assert isinstance(call, ast.Call)
-            if last_name(call.func) == func.name and index < len(call.args):  # type: ignore[union-attr]
+            if last_name(call.func) == func.name and index < len(call.args):
                 arg = call.args[index]
                 if isinstance(arg, ast.Name):
                     out += [(v, arg.id) for v in ctx.assignments.get(arg.id, [])]

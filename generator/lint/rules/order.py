@@ -8,8 +8,7 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Edit, Invalid, Report, Rule, end_of
-from generator.lint.syntax import dotted, is_const, iter_region, kwarg, method_name, receiver
-
+from generator.lint.syntax import is_const, iter_region, kwarg, method_name, receiver
 
 _CLIP = {
     "torch.nn.utils.clip_grad_norm",
@@ -34,10 +33,10 @@ class BackwardInAutocast(Rule):
     name = "backward-in-autocast"
     severity = "warning"
     message = "`backward()` inside an autocast block: leave the block first"
-    message_zh = "`backward()` 在 autocast 块内调用：请先离开这个块"
+    message_zh = "`backward()` 写在了 autocast 块里：请在 autocast 块之外调用 `backward()`"
     why_zh = (
         "只有前向传播和损失计算应该放在 `autocast` 里：反向传播本来就会让每个算子沿用前向时的 dtype，"
-        "PyTorch 文档也明确表示不建议在 autocast 下做反向传播。请在调用 `backward()` 之前离开 `with` 块。"
+        "PyTorch 文档也明确表示不建议在 autocast 下做反向传播。请先退出 `with` 块，再调用 `backward()`。"
     )
     tip = "autocast-mixed-precision"
     VALID = (
@@ -83,7 +82,7 @@ class SchedulerBeforeOptimizer(Rule):
     )
     why_zh = (
         "从 PyTorch 1.1 起，`scheduler.step()` 应该在 `optimizer.step()` 之后调用：放在前面，调度会跳过"
-        "第一个学习率值（PyTorch 会发出警告）；每个微批次都调用，调度就快了 N 倍。请紧跟在优化器之后更新"
+        "第一个学习率值（PyTorch 会发出警告）；每个微批次都调用，调度进度就会变成 N 倍速。请紧跟在优化器之后更新"
         "学习率调度器，优化器每更新一次就调用一次（按 epoch 调度的则每个 epoch 一次）。循环体内以及循环中的"
         " `if` 块里（例如梯度累积的判断 `if (i + 1) % accum == 0:`）都会检查这一顺序。"
     )
@@ -265,7 +264,7 @@ class ZeroGradSetToNoneFalse(Rule):
         "`zero_grad(set_to_none=False)` 用零填充每个梯度：每个参数启动一个 kernel，梯度占用的显存在两步"
         "之间也一直不释放。默认的 `set_to_none=True`（PyTorch 2.0 起）会释放它们，让 `backward()` 写入"
         "新的梯度。清零之后还读取 `.grad` 的代码，这时需要预期得到 `None`。取自命令行参数、且文件写明其默认值"
-        "为 False 的设置（`zero_grad(set_to_none=args.set_grads_to_none)`，`action=\"store_true\"`），报告时会注明"
+        '为 False 的设置（`zero_grad(set_to_none=args.set_grads_to_none)`，`action="store_true"`），报告时会注明'
         "这个默认值，不提供自动修复。"
     )
     message_args = {"flag": "--set_grads_to_none False"}
@@ -316,7 +315,7 @@ class ZeroGradSetToNoneFalse(Rule):
         for call in ctx.methods("zero_grad"):
             kw = kwarg(call, "set_to_none")
             flag = kw.value if kw is not None else (call.args[0] if call.args else None)
-            found = ctx.flow.literal_or_default(flag, False)
+            found = ctx.flags.literal_or_default(flag, False)
             if found is False:
                 continue
             if found is not True:

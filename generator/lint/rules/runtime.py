@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
-from generator.lint.flow import FlagDefault
+from generator.lint.flags import FlagDefault
 from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.rules.steps import with_calls, wraps_training
 from generator.lint.syntax import is_const, iter_region, method_name
@@ -21,15 +21,17 @@ def _assigned(ctx: Context, qualname: str, value: bool) -> list[ast.Assign]:
     return [node for node, _ in _settings(ctx, qualname, value)]
 
 
-def _settings(ctx: Context, qualname: str, value: bool) -> list[tuple[ast.Assign, FlagDefault | None]]:
+def _settings(
+    ctx: Context, qualname: str, value: bool
+) -> list[tuple[ast.Assign, FlagDefault | None]]:
     """(assignment, the flag's default when the value is a flag's) for each assignment of
     ``value`` to ``qualname``."""
-    out = []
+    out: list[tuple[ast.Assign, FlagDefault | None]] = []
     for node in ctx.by_type[ast.Assign]:
         assert isinstance(node, ast.Assign)
         if not any(ctx.qualname(t) == qualname for t in node.targets):
             continue
-        found = ctx.flow.literal_or_default(node.value, value)
+        found = ctx.flags.literal_or_default(node.value, value)
         if found is True:
             out.append((node, None))
         elif isinstance(found, FlagDefault):

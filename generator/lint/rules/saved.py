@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from generator.lint.analysis import Context
-from generator.lint.syntax import last_name, method_name, receiver
+from generator.lint.syntax import last_name, method_name
 
 SAVE = ("torch.save", "torch.serialization.save")
 #: Functions that return their module argument, a copy of it or the module it wraps.
@@ -70,7 +71,7 @@ def parts(ctx: Context, value: ast.AST, depth: int = 0) -> list[ast.AST]:
     return out
 
 
-def _assigned_call(ctx: Context, name: str, test) -> bool:  # type: ignore[no-untyped-def]
+def _assigned_call(ctx: Context, name: str, test: Callable[[ast.Call], bool]) -> bool:
     values = ctx.assignments.get(name, [])
     return bool(values) and any(isinstance(v, ast.Call) and test(v) for v in values)
 
@@ -98,22 +99,27 @@ def rejected(ctx: Context, value: ast.AST) -> tuple[str, str] | None:
     if key is not None:
         if _assigned_call(ctx, key, lambda c: method_name(c) == "parse_args"):
             return "namespace", written
-        if _assigned_call(ctx, key, lambda c: (ctx.qualname(c.func) or "").startswith("torch.optim.lr_scheduler.")):
+        if _assigned_call(
+            ctx, key, lambda c: (ctx.qualname(c.func) or "").startswith("torch.optim.lr_scheduler.")
+        ):
             return "scheduler", written
         if _assigned_call(ctx, key, lambda c: (ctx.qualname(c.func) or "").endswith("GradScaler")):
             return "scaler", written
-        if _assigned_call(ctx, key, lambda c: (ctx.qualname(c.func) or "").startswith("torch.optim.")):
+        if _assigned_call(
+            ctx, key, lambda c: (ctx.qualname(c.func) or "").startswith("torch.optim.")
+        ):
             return "optimizer", written
         values = ctx.assignments.get(key, [])
         if values and all(
             isinstance(v, ast.Call)
-            and (
-                (ctx.qualname(v.func) or "").startswith("numpy.")
-                or method_name(v) == "numpy"
-            )
+            and ((ctx.qualname(v.func) or "").startswith("numpy.") or method_name(v) == "numpy")
             for v in values
         ):
             return "numpy", written
-    if _OPTIMIZER.search(name) and not _SCHEDULER.search(name) and not name.endswith(("_state", "_dict", "_sd")):
+    if (
+        _OPTIMIZER.search(name)
+        and not _SCHEDULER.search(name)
+        and not name.endswith(("_state", "_dict", "_sd"))
+    ):
         return "optimizer", written
     return None

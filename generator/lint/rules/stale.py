@@ -244,9 +244,7 @@ class SchedulerGetLr(Rule):
         "It calls `get_last_lr()` instead: the value read is the rate in use, which differs "
         "from what `get_lr()` returned at a decay boundary."
     )
-    fix_note_zh = (
-        "修复会改为调用 `get_last_lr()`：读到的是正在使用的学习率，在衰减边界上与 `get_lr()` 原来返回的值不同。"
-    )
+    fix_note_zh = "修复会改为调用 `get_last_lr()`：读到的是正在使用的学习率，在衰减边界上与 `get_lr()` 原来返回的值不同。"
     VALID = (
         "import torch\nscheduler = torch.optim.lr_scheduler.StepLR(optimizer, 30)\n"
         "print(scheduler.get_last_lr()[0])\n",

@@ -6,7 +6,6 @@ loop that runs on the host."""
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
@@ -221,7 +220,9 @@ class PythonScalarEveryStep(Rule):
     name = "python-scalar-every-step"
     severity = "warning"
     message = "`float()`/`int()`/`bool()` of a device tensor on every step waits for the GPU: read it every N steps"
-    message_zh = "每一步都对设备上的张量调用 `float()`/`int()`/`bool()`，CPU 要等 GPU：每 N 步读取一次"
+    message_zh = (
+        "每一步都对设备上的张量调用 `float()`/`int()`/`bool()`，CPU 要等 GPU：每 N 步读取一次"
+    )
     variants = {
         "sample": (
             "`int()`/`float()` of a tensor element for each sample waits for the GPU each time: convert the whole tensor once (`.tolist()`)",
@@ -276,7 +277,7 @@ class PrintTensorEveryStep(Rule):
     message = "printing or formatting a device tensor on every step waits for the GPU: format a value read every N steps"
     message_zh = "每一步都打印或格式化设备上的张量，CPU 要等 GPU：每 N 步读取一次数值再格式化"
     why_zh = (
-        "打印设备上的张量，或把它格式化成文本（f-string、`\"%.3f\" % loss`、`\"{}\".format(loss)`、"
+        '打印设备上的张量，或把它格式化成文本（f-string、`"%.3f" % loss`、`"{}".format(loss)`、'
         "`str(loss)`，无论是写日志还是更新进度条），都要在主机端读取它的数值：`Tensor.__format__` 内部会调用"
         " `.item()`，所以 CPU 要等 GPU。每一步都这样做，整个循环就被串行化。请每 N 步读取一次数值，再用它格式化。"
     )

@@ -264,11 +264,16 @@ def _built_here(node: ast.AST) -> bool:
     (``list(range(n))``, ``[i * 2 for i in ids]``), not a value that arrives from elsewhere."""
     if _literal(node) or isinstance(node, ast.List | ast.Tuple | ast.ListComp | ast.GeneratorExp):
         return True
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {
-        "list",
-        "tuple",
-        "range",
-    }
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id
+        in {
+            "list",
+            "tuple",
+            "range",
+        }
+    )
 
 
 def device_of(ctx: Context, call: ast.Call) -> tuple[bool, str | None]:
