@@ -172,6 +172,23 @@ def test_invalid_example_is_reported_and_fixed(rule: type[Rule], example) -> Non
         assert lint_source(example.instead, rules=[rule]) == []
 
 
+def test_one_finding_per_block_of_waits_and_per_statement() -> None:
+    """A block of consecutive reads is reported once (after the first the GPU is idle), the
+    same statement in another loop alike, a statement two rules see once (PTT020 wins over
+    PTT021 on .cpu().item()), and GPU work between two reads keeps them apart."""
+    source = (
+        "for x, y in loader:\n    loss, parts = f(model(x), y)\n    loss.backward()\n"
+        "    optimizer.step()\n    meters['loss'].update(loss.item())\n"
+        "    meters['a'].update(parts[0].item())\n    meters['b'].update(parts[1].item())\n"
+        "for x, y in other_loader:\n    loss, parts = f(model(x), y)\n    loss.backward()\n"
+        "    optimizer.step()\n    meters['loss'].update(loss.item())\n"
+        "    history.append(loss.cpu().item())\n    scheduler.step()\n"
+        "    norms.append(parts.norm().item())\n"
+    )
+    found = [(f.line, f.rule) for f in lint_source(source) if f.rule in {"PTT020", "PTT021"}]
+    assert found == [(5, "PTT020"), (12, "PTT020"), (15, "PTT020")]
+
+
 #: Rules whose findings fill the message's placeholders from the code they report.
 _ARGS = {r.code for r in RULES if r.message_args or r.variants}
 

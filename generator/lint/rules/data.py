@@ -161,6 +161,14 @@ class DataLoaderNoPinMemory(Rule):
         "    f(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True)).backward()\n"
         "    optimizer.step()\n    if i % 500 == 0:\n        grid = next(iter(sample_loader))[0].cuda()\n"
         "        save_image(model(grid), f'sample_{i}.png')\n",
+        # the same, with the loaders built and returned by a function of the file
+        "import torch\nfrom torch.utils.data import DataLoader\n\ndef build_loaders(ds, val_ds):\n"
+        "    train = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
+        "    grid = DataLoader(val_ds, batch_size=16, shuffle=True)\n    return train, grid\n\n"
+        "train_loader, sample_loader = build_loaders(ds, val_ds)\nmodel.cuda()\n"
+        "for i, (x, y) in enumerate(train_loader):\n"
+        "    f(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True)).backward()\n"
+        "    optimizer.step()\n    if i % 500 == 0:\n        show(model(next(iter(sample_loader))[0].cuda()))\n",
     )
     INVALID = (
         Invalid(

@@ -325,10 +325,13 @@ def _in_no_grad_callers(ctx: Context, func: Function) -> bool:
 
 @per_node
 def is_eval_loop(ctx: Context, loop: Loop) -> bool:
-    """Whether ``loop`` evaluates: it trains nothing (no backward or step, itself or one
-    helper down), and runs under ``no_grad``/``inference_mode`` (around it, on its
-    function, around every call of its function), or runs its forward under one."""
+    """Whether ``loop`` evaluates batches: it trains nothing (no backward or step, itself or
+    one helper down), does not walk a literal list (``for mask in [train, val, test]``: a
+    few splits, not batches), and runs under ``no_grad``/``inference_mode`` (around it, on
+    its function, around every call of its function), or runs its forward under one."""
     if ctx.loops.trains(loop):
+        return False
+    if isinstance(loop, ast.For | ast.AsyncFor) and isinstance(loop.iter, ast.List | ast.Tuple):
         return False
     if ctx.in_no_grad(loop):
         return True

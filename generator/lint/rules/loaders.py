@@ -206,6 +206,11 @@ def feeds_device_steps(ctx: Context, call: ast.Call) -> bool:
         assert isinstance(node, ast.Name)
         if node.id not in bound or not isinstance(node.ctx, ast.Load):
             continue
+        holder = ctx.parent(node)
+        if isinstance(holder, ast.Tuple):
+            holder = ctx.parent(holder)
+        if isinstance(holder, ast.Return):
+            continue  # handed back by the function that builds it: its callers' names count
         loops = [a for a in ctx.ancestors(node) if isinstance(a, LOOPS) and a in training]
         iterated = next(
             (

@@ -224,6 +224,11 @@ class MetricItemInEvalLoop(Rule):
         "import torch\n\n@torch.inference_mode()\ndef evaluate(model, loader):\n"
         "    correct = 0\n    for x, y in loader:\n        correct += (model(x).argmax(1) == y).sum()\n"
         "    return correct.item()\n",
+        # the batch already waited for the GPU (timing each batch): the reads after it are free
+        "import time\nimport torch\n\n@torch.no_grad()\ndef validate(model, loader):\n"
+        "    for x, y in loader:\n        start = time.time()\n        loss = f(model(x), y)\n"
+        "        torch.cuda.synchronize()\n        batch_time.update(time.time() - start)\n"
+        "        losses.update(loss.item(), x.size(0))\n",
     )
     INVALID = (
         "import torch\n\n@torch.no_grad()\ndef evaluate(model, loader):\n"
@@ -238,6 +243,18 @@ class MetricItemInEvalLoop(Rule):
         "        losses.update(loss.item(), images.size(0))\n    return losses.avg\n",
         "import torch\nwith torch.no_grad():\n    for batch in loader:\n"
         "        out = model(**batch)\n        stats['loss'] = out.loss.item()\n",
+        # a helper only called under no_grad: its loop evaluates; `else: break` keeps it every batch
+        "import torch\n\ndef loss_over(loader, model, num_batches):\n    total = 0.0\n"
+        "    for i, (x, y) in enumerate(loader):\n        if i < num_batches:\n"
+        "            total += f(model(x), y).item()\n        else:\n            break\n"
+        "    return total / num_batches\n\n"
+        "def evaluate(model):\n    model.eval()\n    with torch.no_grad():\n"
+        "        val = loss_over(val_loader, model, 10)\n    model.train()\n    return val\n",
+        # read into a variable in both branches, then summed
+        "import torch\n\n@torch.no_grad()\ndef validate(model, loader):\n    total = 0.0\n"
+        "    for x, y in loader:\n        loss = f(model(x), y)\n        if distributed:\n"
+        "            value = reduce_mean(loss).item()\n        else:\n            value = loss.item()\n"
+        "        total += value\n    return total\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:

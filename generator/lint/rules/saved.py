@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from generator.lint.analysis import Context
-from generator.lint.syntax import last_name, method_name
+from generator.lint.syntax import iter_region, last_name, method_name
 
 SAVE = ("torch.save", "torch.serialization.save")
 #: Functions that return their module argument, a copy of it or the module it wraps.
@@ -47,11 +47,30 @@ def saved_values(ctx: Context) -> list[tuple[ast.AST, ast.AST]]:
     return out
 
 
+def scoped_values(ctx: Context, name: ast.Name) -> list[ast.AST]:
+    """The values assigned to ``name`` in the function (or module) where it is used; for a
+    parameter of that function, the values the file assigns to that name anywhere (what its
+    callers pass is usually bound under the same name: ``main(args)``)."""
+    func = ctx.enclosing_function(name)
+    if func is not None and name.id in {
+        a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
+    }:
+        return list(ctx.assignments.get(name.id, []))
+    out: list[ast.AST] = []
+    for node in iter_region(ctx.scope_body(name), conditional=True):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name.id for t in node.targets
+        ):
+            out.append(node.value)
+    return out
+
+
 def expand(ctx: Context, value: ast.AST) -> list[ast.AST]:
-    """``value``, and the values assigned to it when it is a name of the file (one variable
-    followed; a helper's parameter, which `saved_values` detaches from the tree, is not)."""
-    if isinstance(value, ast.Name) and value.id in ctx.assignments and value in ctx.parents:
-        return [value, *ctx.assignments[value.id]]
+    """``value``, and the values assigned to it in its function when it is a name (one
+    variable followed; a helper's parameter, which `saved_values` detaches from the tree, is
+    not)."""
+    if isinstance(value, ast.Name) and value in ctx.parents:
+        return [value, *scoped_values(ctx, value)]
     return [value]
 
 
@@ -71,9 +90,9 @@ def parts(ctx: Context, value: ast.AST, depth: int = 0) -> list[ast.AST]:
     return out
 
 
-def _assigned_call(ctx: Context, name: str, test: Callable[[ast.Call], bool]) -> bool:
-    values = ctx.assignments.get(name, [])
-    return bool(values) and any(isinstance(v, ast.Call) and test(v) for v in values)
+def _assigned_call(ctx: Context, name: ast.Name, test: Callable[[ast.Call], bool]) -> bool:
+    values = scoped_values(ctx, name) if name in ctx.parents else []
+    return any(isinstance(v, ast.Call) and test(v) for v in values)
 
 
 def rejected(ctx: Context, value: ast.AST) -> tuple[str, str] | None:
@@ -95,7 +114,7 @@ def rejected(ctx: Context, value: ast.AST) -> tuple[str, str] | None:
         return None
     name = last_name(value) or ""
     written = ast.unparse(value)
-    key = value.id if isinstance(value, ast.Name) else None
+    key = value if isinstance(value, ast.Name) else None
     if key is not None:
         if _assigned_call(ctx, key, lambda c: method_name(c) == "parse_args"):
             return "namespace", written
@@ -109,7 +128,7 @@ def rejected(ctx: Context, value: ast.AST) -> tuple[str, str] | None:
             ctx, key, lambda c: (ctx.qualname(c.func) or "").startswith("torch.optim.")
         ):
             return "optimizer", written
-        values = ctx.assignments.get(key, [])
+        values = scoped_values(ctx, key) if key in ctx.parents else []
         if values and all(
             isinstance(v, ast.Call)
             and ((ctx.qualname(v.func) or "").startswith("numpy.") or method_name(v) == "numpy")

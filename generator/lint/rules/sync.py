@@ -198,6 +198,9 @@ class HostCopyEveryStep(Rule):
         "    opt.step()\n    preds.append(out.argmax(1))\nall_preds = torch.cat(preds).cpu()\n",
         "for x, index in loader:\n    loss = model(x).mean()\n    loss.backward()\n"
         "    seen.append(index.tolist())\n",
+        # one finding per statement: the .item() of .cpu().item() is PTT020's
+        "for x, y in loader:\n    loss = f(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        "    history.append(loss.cpu().item())\n",
     )
     INVALID = (
         "for x, y in loader:\n    out = model(x)\n    loss = f(out, y)\n    loss.backward()\n"
@@ -293,6 +296,8 @@ class PrintTensorEveryStep(Rule):
         # a progress bar's text, %-formatted from the loss tensor
         "for x in data:\n    loss = f(x)\n    loss.backward()\n    optimizer.step()\n"
         "    pbar.set_postfix(loss='%.3f' % loss)\n",
+        "import logging\nfor step, x in enumerate(data):\n    loss = f(x)\n    loss.backward()\n"
+        "    optimizer.step()\n    logging.info('step {} loss {:.4f}'.format(step, loss))\n",
         # a device tensor of running means, formatted on rank 0 every step
         "import torch\nmean_loss = torch.zeros(3, device=device)\nfor i, (x, y) in enumerate(loader):\n"
         "    loss, items = f(model(x), y)\n    loss.backward()\n    optimizer.step()\n"

@@ -346,7 +346,18 @@ def _fold(ctx: Context, chosen: list[Site]) -> list[Site]:
     return out
 
 
+#: Other frameworks: a file that imports one of these and not torch trains with their tensors.
+_OTHER_FRAMEWORKS = {"mxnet", "tensorflow", "jax", "paddle", "oneflow", "mindspore"}
+
+
+def _other_framework(ctx: Context) -> bool:
+    tops = {q.split(".")[0] for q in ctx.imports.values()}
+    return bool(tops & _OTHER_FRAMEWORKS) and "torch" not in tops
+
+
 def _all_sites(ctx: Context) -> dict[str, list[Site]]:
+    if _other_framework(ctx):
+        return {}  # MXNet or JAX arrays: their reads are not torch's to judge
     per_stmt: dict[ast.stmt, list[Site]] = {}
 
     def add(site: Site) -> None:
