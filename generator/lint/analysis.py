@@ -125,18 +125,33 @@ class Context:
 
     def _aliases(self) -> dict[str, str]:
         """Names bound once, to a torch name (``Tensor = torch.cuda.FloatTensor``, or either
-        side of ``... if cuda else torch.FloatTensor``): they resolve like an import."""
+        side of ``... if cuda else torch.FloatTensor``): they resolve like an import. Those
+        bound through a conditional expression are `conditional_aliases`: a finding on them
+        stands, but a rewrite of one side would change the other's meaning."""
         seen: dict[str, int] = {}
         found: dict[str, str] = {}
+        self.conditional_aliases: set[str] = set()
         for node in self.by_type[ast.Assign]:
             assert isinstance(node, ast.Assign)
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     seen[target.id] = seen.get(target.id, 0) + 1
-                    value = node.value.body if isinstance(node.value, ast.IfExp) else node.value
-                    q = self.qualname(value) if isinstance(value, ast.Attribute) else None
-                    if q is not None and q.startswith("torch.") and target.id not in self.imports:
-                        found[target.id] = q
+                    sides = (
+                        [node.value.body, node.value.orelse]
+                        if isinstance(node.value, ast.IfExp)
+                        else [node.value]
+                    )
+                    for value in sides:
+                        q = self.qualname(value) if isinstance(value, ast.Attribute) else None
+                        if (
+                            q is not None
+                            and q.startswith("torch.")
+                            and target.id not in self.imports
+                        ):
+                            found[target.id] = q
+                            if len(sides) > 1:
+                                self.conditional_aliases.add(target.id)
+                            break
         return {name: q for name, q in found.items() if seen[name] == 1}
 
     def qualname(self, node: ast.AST) -> str | None:
