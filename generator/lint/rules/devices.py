@@ -48,10 +48,20 @@ TO_HOST = {"item", "tolist", "numpy", "cpu"}
 SCALARS = {"float", "int", "bool"}
 
 
+@per_node
+def _nodes_of(ctx: Context, scope: ast.AST) -> list[ast.AST]:
+    body = scope.body if isinstance(scope, (*FUNCTIONS, ast.Module)) else []
+    return list(iter_region(body, conditional=True))
+
+
+def scope_nodes(ctx: Context, node: ast.AST) -> list[ast.AST]:
+    """The nodes of the function (or module) that holds ``node``, nested scopes left out:
+    computed once per function. A shared list: do not change it."""
+    return _nodes_of(ctx, ctx.enclosing_function(node) or ctx.tree)
+
+
 def _scope_assigns(ctx: Context, node: ast.AST) -> list[ast.Assign]:
-    return [
-        n for n in iter_region(ctx.scope_body(node), conditional=True) if isinstance(n, ast.Assign)
-    ]
+    return [n for n in scope_nodes(ctx, node) if isinstance(n, ast.Assign)]
 
 
 def targets(node: ast.Assign) -> set[str]:
@@ -260,17 +270,17 @@ def on_host(ctx: Context, loop: Loop) -> bool:
     the functions from the loop's out to that one moves anything to a device (CUDA used
     elsewhere in the file, for another model, does not count)."""
     chain = _scope_chain(ctx, loop)
-    bodies: list[list[ast.stmt]] = [*(f.body for f in chain), ctx.tree.body]
+    scopes: list[ast.AST] = [*chain, ctx.tree]
     params = set()
-    for i, body in enumerate(bodies):
-        nodes = list(iter_region(body, conditional=True))
+    for i, scope in enumerate(scopes):
+        nodes = _nodes_of(ctx, scope)
         if i < len(chain):
             f = chain[i]
             params |= {a.arg for a in [*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs]}
         models = _optimized_models(ctx, nodes)
         if not models:
             continue
-        scope_nodes = [n for b in bodies[: i + 1] for n in iter_region(b, conditional=True)]
+        scope_nodes = [n for s in scopes[: i + 1] for n in _nodes_of(ctx, s)]
         built = {
             t
             for n in scope_nodes

@@ -304,11 +304,13 @@ class ZeroGradSetToNoneFalse(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
+        if not ctx.methods("zero_grad"):
+            return
         bucket_views = any(
             isinstance(node, ast.keyword)
             and node.arg == "gradient_as_bucket_view"
             and is_const(node.value, True)
-            for node in ast.walk(ctx.tree)
+            for node in ctx.by_type[ast.keyword]
         )
         if bucket_views:
             return

@@ -8,7 +8,8 @@ import re
 from collections.abc import Callable
 
 from generator.lint.analysis import Context
-from generator.lint.syntax import iter_region, last_name, method_name
+from generator.lint.rules.devices import scope_nodes
+from generator.lint.syntax import last_name, method_name
 
 SAVE = ("torch.save", "torch.serialization.save")
 #: Functions that return their module argument, a copy of it or the module it wraps.
@@ -57,7 +58,7 @@ def scoped_values(ctx: Context, name: ast.Name) -> list[ast.AST]:
     }:
         return list(ctx.assignments.get(name.id, []))
     out: list[ast.AST] = []
-    for node in iter_region(ctx.scope_body(name), conditional=True):
+    for node in scope_nodes(ctx, name):
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name.id for t in node.targets
         ):
