@@ -10,12 +10,19 @@ commit, SHA-256, lines), never committed: fetch them into a folder first, each n
 Every finding of the lint on that folder is looked up in ``lint_precision/verdicts.tsv``
 (file, line, column, rule, verdict, reason), where a person judged it ``true``, ``false``
 (a false alarm) or ``debatable``, with a one-line reason. The report gives, per set of
-scripts and in total, the scripts, lines, findings, the three verdicts and the precision
-``true / (true + false)`` (debatable findings count for neither, as in the review of
-2026-11-24), then the findings per rule, then any finding without a verdict and any verdict
-whose finding is gone: both mean the verdicts are out of date. The sets say how the scripts
-were used: ``tuning`` scripts were read while the rules were narrowed, ``holdout-1`` was
-judged before its false alarms led to narrowing, ``holdout-2`` only after the last change.
+scripts and in total, the scripts, lines, findings, the three verdicts and two precisions:
+``true / all findings`` and ``true / (true + false)`` (debatable findings count for neither,
+as in the review of 2026-11-24), then the findings per rule, then any finding without a
+verdict and any verdict whose finding is gone: both mean the verdicts are out of date. The
+sets say how the scripts were used: ``tuning`` scripts were read while the rules were
+narrowed, ``holdout-1`` was judged before its false alarms led to narrowing, ``holdout-2``
+only after the last change, ``holdout-3`` before the rules of issue 24 changed
+(``holdout-3-first.tsv`` keeps that first judgement).
+
+Recall of host syncs: ``lint_precision/syncs.tsv`` lists the per-step (or per-evaluation-batch)
+synchronisations a person found by reading scripts, each a site of lines ``line..end_line``.
+A site is found when a finding of a sync rule (`SYNC_RULES`) lies on those lines; the report
+gives found / all per set and lists the sites still missed.
 
 This is a benchmark, not a test: run it by hand. ``--check`` exits 1 on a false alarm, an
 unjudged finding, a stale verdict or a file whose content differs from the recorded hash.
@@ -38,7 +45,12 @@ sys.path.insert(0, str(ROOT))
 HERE = Path(__file__).resolve().parent / "lint_precision"
 SOURCES = HERE / "sources.tsv"
 VERDICTS = HERE / "verdicts.tsv"
+SYNCS = HERE / "syncs.tsv"
 VERDICT_KINDS = ("true", "false", "debatable")
+#: The rules whose findings are host-device synchronisations (recall of `SYNCS`).
+SYNC_RULES = frozenset(
+    {"PTT020", "PTT021", "PTT022", "PTT023", "PTT024", "PTT036", "PTT052"}
+)
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,7 @@ def main() -> int:
     parser.add_argument("corpus", type=Path, help="folder holding the files of sources.tsv")
     parser.add_argument("--sources", type=Path, default=SOURCES)
     parser.add_argument("--verdicts", type=Path, default=VERDICTS)
+    parser.add_argument("--syncs", type=Path, default=SYNCS)
     parser.add_argument("--download", action="store_true", help="fetch missing files first")
     parser.add_argument(
         "--check", action="store_true", help="exit 1 unless everything is judged and true"
@@ -138,15 +151,19 @@ def main() -> int:
     def row(name: str, names: list[str], c: Counter[str]) -> str:
         found = sum(c.values())
         judged = c["true"] + c["false"]
+        of_all = f"{100 * c['true'] / found:.1f}%" if found else "-"
         precision = f"{100 * c['true'] / judged:.1f}%" if judged else "-"
         lines = sum(lines_of[n] for n in names)
         return (
             f"| {name} | {len(names)} | {lines:,} | {found} | {c['true']} | {c['false']} | "
-            f"{c['debatable']} | {c['unjudged']} | {precision} |"
+            f"{c['debatable']} | {c['unjudged']} | {of_all} | {precision} |"
         )
 
-    print("| set | scripts | lines | findings | true | false | debatable | unjudged | precision |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| set | scripts | lines | findings | true | false | debatable | unjudged "
+        "| true / all | true / (true + false) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     total: Counter[str] = Counter()
     for name in dict.fromkeys(s.set for s in sources):
         names = [s.file_name for s in sources if s.set == name]
@@ -159,10 +176,42 @@ def main() -> int:
     for rule in sorted(by_rule):
         c = by_rule[rule]
         print(f"| {rule} | {sum(c.values())} | {c['true']} | {c['false']} | {c['debatable']} |")
+    if args.syncs.is_file():
+        print()
+        report_recall(read_tsv(args.syncs), result.findings, set_of)
     if problems:
         print()
         print("\n".join(problems))
     return 1 if args.check and problems else 0
+
+
+def report_recall(sites: list[dict[str, str]], findings: list, set_of: dict[str, str]) -> None:
+    """Print found / all sync sites per set (and as first judged), then the sites missed."""
+    lines_hit: dict[str, set[int]] = defaultdict(set)
+    for f in findings:
+        if f.rule in SYNC_RULES:
+            lines_hit[Path(f.path).name].add(f.line)
+    now: dict[str, Counter[str]] = defaultdict(Counter)
+    missed = []
+    for s in sites:
+        span = range(int(s["line"]), int(s["end_line"]) + 1)
+        hit = any(n in lines_hit[s["file"]] for n in span)
+        key = set_of.get(s["file"], "?")
+        now[key]["found" if hit else "missed"] += 1
+        now[key]["first_found"] += s["first"] == "found"
+        if not hit:
+            missed.append(f"missed sync: {s['file']}:{s['line']}: {s['reason']}")
+    print("| set | sync sites | found | recall | found as first judged | recall then |")
+    print("|---|---|---|---|---|---|")
+    for key, c in now.items():
+        total = c["found"] + c["missed"]
+        print(
+            f"| {key} | {total} | {c['found']} | {100 * c['found'] / total:.1f}% | "
+            f"{c['first_found']} | {100 * c['first_found'] / total:.1f}% |"
+        )
+    if missed:
+        print()
+        print("\n".join(missed))
 
 
 if __name__ == "__main__":

@@ -12,18 +12,19 @@ conservative where that is not enough.
 from __future__ import annotations
 
 import ast
-import re
 from collections import defaultdict
 from collections.abc import Iterator
 from functools import cached_property
 
+from generator.lint.flags import Flags
+from generator.lint.flow import StepFlow
+from generator.lint.modules import ModuleNames
 from generator.lint.syntax import (
     FUNCTIONS,
     SCOPES,
     dotted,
     is_const,
     kwarg,
-    last_name,
     span,
 )
 from generator.lint.training import Function, TrainingLoops, node_position
@@ -38,10 +39,6 @@ DEFAULT_ALIASES = {
     "dist": "torch.distributed",
 }
 
-#: Names that usually hold an ``nn.Module``.
-MODEL_NAME = re.compile(
-    r"^(?:.*_)?(?:model|net|network|module|encoder|decoder|backbone|classifier)$", re.I
-)
 _AUTOCAST = {
     "torch.autocast",
     "torch.amp.autocast",
@@ -65,6 +62,9 @@ class Context:
         calls_by_qualname: calls by the resolved name of what they call.
         calls_by_method: calls of the form ``x.name(...)`` by ``name``.
         loops: the training loops and what runs in them.
+        flow: which guards of a loop run on every step, and flags' literal defaults.
+        modules: which names hold modules.
+        flags: command-line flags with literal defaults.
     """
 
     def __init__(self, tree: ast.Module, source: str, path: str = "<string>") -> None:
@@ -98,6 +98,9 @@ class Context:
             if q is not None:
                 self.calls_by_qualname[q].append(call)
         self.loops = TrainingLoops(self)
+        self.flow = StepFlow(self)
+        self.modules = ModuleNames(self)
+        self.flags = Flags(self)
 
     # --- names -----------------------------------------------------------------------------
 
@@ -122,18 +125,33 @@ class Context:
 
     def _aliases(self) -> dict[str, str]:
         """Names bound once, to a torch name (``Tensor = torch.cuda.FloatTensor``, or either
-        side of ``... if cuda else torch.FloatTensor``): they resolve like an import."""
+        side of ``... if cuda else torch.FloatTensor``): they resolve like an import. Those
+        bound through a conditional expression are `conditional_aliases`: a finding on them
+        stands, but a rewrite of one side would change the other's meaning."""
         seen: dict[str, int] = {}
         found: dict[str, str] = {}
+        self.conditional_aliases: set[str] = set()
         for node in self.by_type[ast.Assign]:
             assert isinstance(node, ast.Assign)
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     seen[target.id] = seen.get(target.id, 0) + 1
-                    value = node.value.body if isinstance(node.value, ast.IfExp) else node.value
-                    q = self.qualname(value) if isinstance(value, ast.Attribute) else None
-                    if q is not None and q.startswith("torch.") and target.id not in self.imports:
-                        found[target.id] = q
+                    sides = (
+                        [node.value.body, node.value.orelse]
+                        if isinstance(node.value, ast.IfExp)
+                        else [node.value]
+                    )
+                    for value in sides:
+                        q = self.qualname(value) if isinstance(value, ast.Attribute) else None
+                        if (
+                            q is not None
+                            and q.startswith("torch.")
+                            and target.id not in self.imports
+                        ):
+                            found[target.id] = q
+                            if len(sides) > 1:
+                                self.conditional_aliases.add(target.id)
+                            break
         return {name: q for name, q in found.items() if seen[name] == 1}
 
     def qualname(self, node: ast.AST) -> str | None:
@@ -294,45 +312,13 @@ class Context:
         return self.qualname(expr) in _NO_GRAD
 
     def name_is_module(self, node: ast.AST) -> bool:
-        """Whether ``node`` looks like an ``nn.Module``: a model-like name, or a name bound
-        to an ``nn`` layer, a wrapper or a class of this file that subclasses one."""
-        name = last_name(node)
-        if name is None:
-            return False
-        if MODEL_NAME.match(name):
-            return True
-        if isinstance(node, ast.Name):
-            for value in self.assignments.get(node.id, ()):
-                call: ast.AST | None = value
-                while isinstance(call, ast.Call):
-                    q = self.qualname(call.func)
-                    if q and q.startswith("torch.nn.") and q.rsplit(".", 1)[1][:1].isupper():
-                        return True
-                    if isinstance(call.func, ast.Name) and call.func.id in self.module_classes:
-                        return True
-                    call = call.func.value if isinstance(call.func, ast.Attribute) else None
-        return False
+        """Whether ``node`` looks like an ``nn.Module`` (`generator.lint.modules`)."""
+        return self.modules.is_module(node)
 
-    @cached_property
+    @property
     def module_classes(self) -> set[str]:
         """Classes of this file that subclass ``nn.Module`` (directly or through each other)."""
-        classes = [c for c in self.by_type[ast.ClassDef] if isinstance(c, ast.ClassDef)]
-        out: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for cls in classes:
-                if cls.name in out:
-                    continue
-                for base in cls.bases:
-                    q = self.qualname(base) or ""
-                    if (q.startswith("torch.nn.") and q.rsplit(".", 1)[1][:1].isupper()) or (
-                        isinstance(base, ast.Name) and base.id in out
-                    ):
-                        out.add(cls.name)
-                        changed = True
-                        break
-        return out
+        return self.modules.classes
 
     # --- conditions ------------------------------------------------------------------------
 

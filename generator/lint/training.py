@@ -128,6 +128,18 @@ class TrainingLoops:
             recv.id, "torch.optim.lr_scheduler."
         )
 
+    def is_scheduler_name(self, recv: ast.AST) -> bool:
+        """Whether ``recv`` holds an LR scheduler: a scheduler-like name, or a name assigned
+        one of ``torch.optim.lr_scheduler``'s classes."""
+        name = last_name(recv)
+        if name is None:
+            return False
+        if _SCHEDULER.search(name) and not _OPTIMIZER.search(name):
+            return True
+        return isinstance(recv, ast.Name) and self.assigned_from_prefix(
+            recv.id, "torch.optim.lr_scheduler."
+        )
+
     def assigned_from_prefix(self, name: str, prefix: str) -> bool:
         for value in self.index.assignments.get(name, ()):
             if isinstance(value, ast.Call):

@@ -104,8 +104,8 @@ def test_the_glossary_check_of_rule_texts_can_fail() -> None:
     assert find_variants("每个 batch 都调用 `.item()`")  # 批次, not batch
 
 
-def test_codes_and_names_are_unique_and_there_are_at_least_55() -> None:
-    assert len(RULES) >= 55
+def test_codes_and_names_are_unique_and_there_are_at_least_59() -> None:
+    assert len(RULES) >= 59
     assert len({r.code for r in RULES}) == len(RULES)
     assert len({r.name for r in RULES}) == len(RULES)
     assert [r.code for r in RULES] == sorted(r.code for r in RULES)
@@ -172,6 +172,23 @@ def test_invalid_example_is_reported_and_fixed(rule: type[Rule], example) -> Non
         assert lint_source(example.instead, rules=[rule]) == []
 
 
+def test_one_finding_per_block_of_waits_and_per_statement() -> None:
+    """A block of consecutive reads is reported once (after the first the GPU is idle), the
+    same statement in another loop alike, a statement two rules see once (PTT020 wins over
+    PTT021 on .cpu().item()), and GPU work between two reads keeps them apart."""
+    source = (
+        "for x, y in loader:\n    loss, parts = f(model(x), y)\n    loss.backward()\n"
+        "    optimizer.step()\n    meters['loss'].update(loss.item())\n"
+        "    meters['a'].update(parts[0].item())\n    meters['b'].update(parts[1].item())\n"
+        "for x, y in other_loader:\n    loss, parts = f(model(x), y)\n    loss.backward()\n"
+        "    optimizer.step()\n    meters['loss'].update(loss.item())\n"
+        "    history.append(loss.cpu().item())\n    scheduler.step()\n"
+        "    norms.append(parts.norm().item())\n"
+    )
+    found = [(f.line, f.rule) for f in lint_source(source) if f.rule in {"PTT020", "PTT021"}]
+    assert found == [(5, "PTT020"), (12, "PTT020"), (15, "PTT020")]
+
+
 #: Rules whose findings fill the message's placeholders from the code they report.
 _ARGS = {r.code for r in RULES if r.message_args or r.variants}
 
@@ -220,6 +237,9 @@ BEFORE_SHOWS_ANOTHER_PATTERN = {
     "PTT049": "before evaluates one batch, not a loop",
     "PTT052": "before reads .item() every step; an explicit synchronize is in the prose",
     "PTT054": "before pins nothing (PTT017); non_blocking without pinning is its point",
+    "PTT056": "before pickles a whole module (PTT012), an object of that rule's, not of this one",
+    "PTT058": "before casts the model (PTT044); apex is a caveat of the tip",
+    "PTT059": "before steps the scheduler per epoch; reading get_lr() is a caveat",
 }
 
 #: Findings in other tips' *after* snippets that are real: those records should change
@@ -474,6 +494,17 @@ FIX_CASES: dict[str, FixCase] = {
             "with RecordCopies() as rec:\n    train(loader)\n"
             "assert rec.flags and all(rec.flags), rec.flags\n"
         ),
+    ),
+    "PTT059": FixCase(
+        code=(
+            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(2, 2)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=1.0)\n"
+            "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.1)\n"
+            "for _ in range(2):\n    optimizer.step()\n    scheduler.step()\n"
+            "lr = scheduler.get_lr()[0]\n"
+        ),
+        # at the decay boundary get_lr() applies the decay once more: 0.01, not the 0.1 in use
+        checks="assert lr == optimizer.param_groups[0]['lr'] == 0.1, lr\n",
     ),
     "PTT032": FixCase(
         code=(

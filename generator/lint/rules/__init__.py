@@ -10,6 +10,7 @@
 * `.loop`: what else a training loop keeps or does every step;
 * `.accumulate`: gradient accumulation;
 * `.order`: the order of the calls of a step;
+* `.modes`: train and eval modes;
 * `.gan`: generator and discriminator steps;
 * `.model`: how models are built, wrapped and initialised;
 * `.forward`: what the forward pass computes and keeps for backward;
@@ -41,6 +42,7 @@ TOPICS = (
     "loop",
     "accumulate",
     "order",
+    "modes",
     "gan",
     "model",
     "forward",

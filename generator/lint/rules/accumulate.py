@@ -55,6 +55,27 @@ def _scales_gradients(ctx: Context, loop: Loop) -> bool:
     return False
 
 
+def _decay_rescaled(ctx: Context, loop: Loop) -> bool:
+    """Whether the file rescales the weight decay by the accumulation the loop's guard uses
+    (``hyp['weight_decay'] *= batch_size * accumulate / nbs``): the loss is a sum over the
+    accumulated batch on purpose, and the decay is matched to it."""
+    divisors: set[str] = set()
+    for guard in _accumulating_ifs(ctx, loop):
+        for n in ast.walk(guard.test):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
+                divisors |= {x.id for x in ast.walk(n.right) if isinstance(x, ast.Name)}
+    if not divisors:
+        return False
+    for node in [*ctx.by_type[ast.Assign], *ctx.by_type[ast.AugAssign]]:
+        assert isinstance(node, ast.Assign | ast.AugAssign)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any("weight_decay" in ast.unparse(t) for t in targets) and any(
+            isinstance(x, ast.Name) and x.id in divisors for x in ast.walk(node.value)
+        ):
+            return True
+    return False
+
+
 def _divides(node: ast.AST) -> bool:
     return any(
         (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div | ast.FloorDiv))
@@ -70,8 +91,10 @@ class AccumulationNotDivided(Rule):
     micro-batches in the group (the last group may be shorter). Not reported when nothing
     accumulates or the gradients are scaled otherwise: `zero_grad()` runs every iteration,
     another optimizer steps every iteration (a WGAN critic, with the generator stepped every
-    n_critic iterations), or the gradients are rescaled before the step (`scale_grads_`,
-    `p.grad.div_`)."""
+    n_critic iterations), the gradients are rescaled before the step (`scale_grads_`,
+    `p.grad.div_`), or the loss is a sum over the accumulated batch on purpose, with the
+    weight decay rescaled by the accumulation to match (YOLO's `hyp['weight_decay'] *=
+    batch_size * accumulate / nbs`)."""
 
     code = "PTT026"
     name = "accumulation-not-divided"
@@ -82,8 +105,9 @@ class AccumulationNotDivided(Rule):
         "在一个累积组内，梯度会在多次 `backward()` 之间累加，所以每 N 个微批次更新一次、却不把每个"
         "损失除以 N，得到的是单个批次平均损失梯度的 N 倍：相当于悄悄放大了学习率。请把损失除以该组的"
         "微批次数（最后一组可能更短）。以下情况不会报告：每次迭代都调用 `zero_grad()`（梯度根本没有累积）、"
-        "另一个优化器每次迭代都更新（例如 WGAN 的判别器，生成器每 n_critic 次迭代才更新一次），或者梯度在"
-        "更新前另行缩放（`scale_grads_`、`p.grad.div_`）。"
+        "另一个优化器每次迭代都更新（例如 WGAN 的判别器，生成器每 n_critic 次迭代才更新一次）、梯度在"
+        "更新前另行缩放（`scale_grads_`、`p.grad.div_`），或者损失本来就是整个累积批次上的总和、权重衰减"
+        "也按累积步数相应缩放（YOLO 的 `hyp['weight_decay'] *= batch_size * accumulate / nbs`）。"
     )
     tip = "gradient-accumulation"
     VALID = (
@@ -101,6 +125,13 @@ class AccumulationNotDivided(Rule):
         "    current_loss.backward()\n    if (idx + 1) % accum == 0:\n"
         "        scale_grads_(model, 1 / num_tokens)\n        optimizer.step()\n"
         "        optimizer.zero_grad()\n",
+        # a per-batch sum on purpose, with the weight decay scaled to the accumulated batch
+        "import torch\nnominal = 64\naccumulate = max(round(nominal / batch_size), 1)\n"
+        "hyp['weight_decay'] *= batch_size * accumulate / nominal\n"
+        "optimizer = torch.optim.SGD(params, lr=hyp['lr0'], weight_decay=hyp['weight_decay'])\n"
+        "for i, (imgs, targets) in enumerate(loader):\n    loss = compute_loss(model(imgs), targets)  # summed over the batch\n"
+        "    loss.backward()\n    if i % accumulate == 0:\n        optimizer.step()\n"
+        "        optimizer.zero_grad()\n",
     )
     INVALID = (
         "for i, (x, y) in enumerate(data):\n    loss = f(x, y)\n    loss.backward()\n"
@@ -112,11 +143,15 @@ class AccumulationNotDivided(Rule):
             if not _accumulating_ifs(ctx, loop):
                 continue
             steps = ctx.loops.step_nodes(loop)
-            if any(
-                isinstance(n, ast.Call)
-                and (ctx.loops.is_optimizer_step(n) or method_name(n) == "zero_grad")
-                for n in steps
-            ) or _scales_gradients(ctx, loop):
+            if (
+                any(
+                    isinstance(n, ast.Call)
+                    and (ctx.loops.is_optimizer_step(n) or method_name(n) == "zero_grad")
+                    for n in steps
+                )
+                or _scales_gradients(ctx, loop)
+                or _decay_rescaled(ctx, loop)
+            ):
                 continue  # nothing accumulates, or the gradients are scaled another way
             for node in steps:
                 if not (isinstance(node, ast.Call) and ctx.loops.is_backward(node)):

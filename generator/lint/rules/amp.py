@@ -24,6 +24,13 @@ from generator.lint.syntax import dotted, has_star_args, is_const, kwarg, method
 _AMP_DEVICE = {"torch.cuda.amp": "cuda", "torch.cpu.amp": "cpu"}
 
 
+def _conditional(ctx: Context, func: ast.AST) -> bool:
+    """A name bound through a conditional expression (``autocast = torch.cuda.amp.autocast
+    if use_fp16 else nullcontext``): rewriting its call would enable autocast (or the scaler)
+    on the other side too, so it is reported without a fix."""
+    return isinstance(func, ast.Name) and func.id in ctx.conditional_aliases
+
+
 def _device(qualname: str) -> str:
     return _AMP_DEVICE[qualname.rsplit(".", 1)[0]]
 
@@ -78,6 +85,11 @@ class CudaAmpAutocast(Rule):
             'import torch\nautocast = torch.cuda.amp.autocast\nwith torch.amp.autocast("cuda", enabled=use_amp):\n'
             "    pass\n",
         ),
+        # bound through a conditional: reported, never rewritten (the fix would turn fp16
+        # autocast on when use_fp16 is False)
+        "import torch\nfrom contextlib import nullcontext\n"
+        "autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext\n"
+        "with autocast():\n    y = model(x)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -85,7 +97,12 @@ class CudaAmpAutocast(Rule):
             device = _device(q)
             for call in ctx.calls(q):
                 edits = []
-                if ctx.torch_is("torch") and not has_star_args(call) and len(call.args) <= 3:
+                if (
+                    ctx.torch_is("torch")
+                    and not has_star_args(call)
+                    and len(call.args) <= 3
+                    and not _conditional(ctx, call.func)
+                ):
                     edits = [replace(call.func, "torch.amp.autocast")]
                     edits.append(
                         insert(
@@ -129,6 +146,8 @@ class CudaAmpGradScaler(Rule):
             'import torch\nscaler = torch.amp.GradScaler("cuda", 2.0**10, enabled=use_amp)\n',
         ),
         "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
+        # bound through a conditional: reported, never rewritten
+        "import torch\nScaler = torch.cuda.amp.GradScaler if use_fp16 else NoOpScaler\nscaler = Scaler()\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -136,7 +155,7 @@ class CudaAmpGradScaler(Rule):
             device = _device(q)
             for call in ctx.calls(q):
                 edits = []
-                if ctx.torch_is("torch"):
+                if ctx.torch_is("torch") and not _conditional(ctx, call.func):
                     has_args = bool(call.args or call.keywords)
                     edits = [
                         replace(call.func, "torch.amp.GradScaler"),

@@ -7,6 +7,15 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule, add_keyword
+from generator.lint.rules.saved import (
+    MODULE_CHAIN,
+    SAVE,
+    UNWRAP,
+    expand,
+    parts,
+    rejected,
+    saved_values,
+)
 from generator.lint.syntax import (
     has_star_kwargs,
     is_const,
@@ -17,7 +26,6 @@ from generator.lint.syntax import (
 )
 
 _LOAD = ("torch.load", "torch.serialization.load")
-_SAVE = ("torch.save", "torch.serialization.save")
 _WRAPPERS = {
     "torch.nn.parallel.DistributedDataParallel",
     "torch.nn.parallel.distributed.DistributedDataParallel",
@@ -29,44 +37,6 @@ _WRAPPERS = {
 
 
 _SAFE_GLOBALS = {"torch.serialization.safe_globals", "torch.serialization.add_safe_globals"}
-#: Functions that return their module argument, a copy of it or the module it wraps.
-_UNWRAP = {"deepcopy", "de_parallel", "unwrap_model", "unwrap"}
-#: Methods that return the module they are called on (or a copy): still a whole module.
-_MODULE_CHAIN = {"half", "float", "bfloat16", "double", "to", "cpu", "cuda", "eval", "train"}
-
-
-def saved_values(ctx: Context) -> list[tuple[ast.AST, ast.AST]]:
-    """(where to report, what is saved) for each ``torch.save``, and for each call of a helper
-    of this file that saves one of its parameters (``save_checkpoint(state, path)``): the
-    argument passed for that parameter. A saved parameter stays a name (`expand` does not
-    follow it to assignments elsewhere)."""
-    out: list[tuple[ast.AST, ast.AST]] = []
-    helpers: dict[str, int] = {}
-    for call in ctx.calls(*_SAVE):
-        if not call.args:
-            continue
-        func = ctx.enclosing_function(call)
-        obj = call.args[0]
-        if func is not None and isinstance(obj, ast.Name):
-            params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
-            if obj.id in params:  # a helper that saves what it is given: see its callers too
-                helpers[func.name] = params.index(obj.id) - (params[:1] == ["self"])
-                obj = ast.Name(id=obj.id, ctx=ast.Load())  # a parameter: not to be expanded
-        out.append((call, obj))
-    for name, index in helpers.items():
-        for use in ctx.by_type[ast.Call]:
-            assert isinstance(use, ast.Call)
-            if last_name(use.func) == name and 0 <= index < len(use.args):
-                out.append((use, use.args[index]))
-    return out
-
-
-def expand(ctx: Context, value: ast.AST) -> list[ast.AST]:
-    """``value``, and the values assigned to it when it is a name of the file (one variable
-    followed; a helper's parameter, which `saved_values` detaches from the tree, is not)."""
-    if isinstance(value, ast.Name) and value.id in ctx.assignments and value in ctx.parents:
-        return [value, *ctx.assignments[value.id]]
-    return [value]
 
 
 class TorchLoadWeightsOnly(Rule):
@@ -187,6 +157,14 @@ class SaveWholeModel(Rule):
         # through a helper of the same file
         "import torch\n\ndef save(obj, path):\n    torch.save(obj, path)\n\n"
         "save({'net': net, 'epoch': 3}, 'ckpt.pt')\n",
+        # a copy of the unwrapped-or-not model, cast to half, inside the checkpoint
+        "import torch\nfrom copy import deepcopy\n"
+        "ckpt = {'epoch': epoch, 'model': deepcopy(model.module if parallel else model).half()}\n"
+        "torch.save(ckpt, last)\n",
+        # a list holding the policy module, as RL scripts save it
+        "import torch\nactor_critic = Policy(obs_shape, action_space)\n"
+        "optimizer = torch.optim.Adam(actor_critic.parameters(), lr=7e-4)\n"
+        "torch.save([actor_critic, obs_rms], 'policy.pt')\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -196,18 +174,20 @@ class SaveWholeModel(Rule):
 
     @classmethod
     def _holds_module(cls, ctx: Context, value: ast.AST) -> bool:
-        """A module, or a dict literal with a module among its values."""
-        if isinstance(value, ast.Dict):
-            return any(v is not None and cls._is_module(ctx, v) for v in value.values)
-        return cls._is_module(ctx, value)
+        """A module, or a dict, list or tuple literal with a module among its values."""
+        return any(cls._is_module(ctx, v) for v in parts(ctx, value, depth=1))
 
     @staticmethod
     def _is_module(ctx: Context, node: ast.AST | None) -> bool:
         """``model``, ``self.model``, ``deepcopy(model).half()`` (not ``model.state_dict()``)."""
-        while isinstance(node, ast.Call):
-            if method_name(node) in _MODULE_CHAIN:
+        while isinstance(node, ast.Call | ast.IfExp):
+            if isinstance(node, ast.IfExp):  # model.module if parallel else model
+                return SaveWholeModel._is_module(ctx, node.body) or SaveWholeModel._is_module(
+                    ctx, node.orelse
+                )
+            if method_name(node) in MODULE_CHAIN:
                 node = receiver(node)
-            elif last_name(node.func) in _UNWRAP and len(node.args) == 1:
+            elif last_name(node.func) in UNWRAP and len(node.args) == 1:
                 node = node.args[0]
             else:
                 return False
@@ -315,6 +295,90 @@ class SaveOnEveryRank(Rule):
             is_const(getattr(kwarg(g, "world_size"), "value", None), 1) for g in groups
         ):
             return
-        for call in ctx.calls(*_SAVE):
+        for call in ctx.calls(*SAVE):
             if ctx.runs_unconditionally(call):
                 yield Report(call)
+
+
+class SaveRejectedByWeightsOnly(Rule):
+    """Since PyTorch 2.6 `torch.load` defaults to `weights_only=True`, which rebuilds tensors,
+    numbers, strings and plain containers only. A checkpoint that pickles anything else
+    fails to load, with or without `weights_only=True`: an argparse `Namespace` (save
+    `vars(args)`), an optimizer, LR scheduler or `GradScaler` object (save its
+    `state_dict()`), a NumPy value (save `float(x)`, `x.tolist()` or `torch.from_numpy(x)`), a
+    `pathlib.Path` (save `str(path)`). Whole modules are PTT012's. Reported at the
+    `torch.save` (or the call of a saving helper of this file), for the first such object in
+    the saved value, a dict or list literal, or the variable it was built in."""
+
+    code = "PTT056"
+    name = "save-rejected-by-weights-only"
+    severity = "error"
+    message = "`torch.save` of `{name}`, which `weights_only` loading rejects: save plain data (numbers, strings, state dicts)"
+    message_zh = "`torch.save` 保存了 `{name}`，`weights_only` 加载时会拒绝它：请改为保存普通数据（数值、字符串、state dict）"
+    message_args = {"name": "args"}
+    variants = {
+        "namespace": (
+            "`torch.save` of the argparse Namespace `{name}`, which `weights_only` loading rejects: save `vars({name})`",
+            "`torch.save` 保存了 argparse 的 Namespace `{name}`，`weights_only` 加载时会拒绝它：请改为保存 `vars({name})`",
+        ),
+        "optimizer": (
+            "`torch.save` of the optimizer object `{name}`, which `weights_only` loading rejects: save `{name}.state_dict()`",
+            "`torch.save` 保存了优化器对象 `{name}`，`weights_only` 加载时会拒绝它：请改为保存 `{name}.state_dict()`",
+        ),
+        "scheduler": (
+            "`torch.save` of the LR scheduler object `{name}`, which `weights_only` loading rejects: save `{name}.state_dict()`",
+            "`torch.save` 保存了学习率调度器对象 `{name}`，`weights_only` 加载时会拒绝它：请改为保存 `{name}.state_dict()`",
+        ),
+        "scaler": (
+            "`torch.save` of the GradScaler object `{name}`, which `weights_only` loading rejects: save `{name}.state_dict()`",
+            "`torch.save` 保存了 GradScaler 对象 `{name}`，`weights_only` 加载时会拒绝它：请改为保存 `{name}.state_dict()`",
+        ),
+        "numpy": (
+            "`torch.save` of the NumPy value `{name}`, which `weights_only` loading rejects: save `float()` of it, `.tolist()` or a tensor",
+            "`torch.save` 保存了 NumPy 值 `{name}`，`weights_only` 加载时会拒绝它：请改为保存它的 `float()`、`.tolist()` 或张量",
+        ),
+        "path": (
+            "`torch.save` of the path object `{name}`, which `weights_only` loading rejects: save `str({name})`",
+            "`torch.save` 保存了路径对象 `{name}`，`weights_only` 加载时会拒绝它：请改为保存 `str({name})`",
+        ),
+    }
+    why_zh = (
+        "从 PyTorch 2.6 起，`torch.load` 默认 `weights_only=True`，只还原张量、数值、字符串和基本容器。"
+        "检查点里 pickle 了其他任何东西，无论是否传 `weights_only=True`，都会加载失败：argparse 的"
+        " `Namespace`（请保存 `vars(args)`）、优化器、学习率调度器或 `GradScaler` 对象（请保存它们的"
+        " `state_dict()`）、NumPy 值（请保存 `float(x)`、`x.tolist()` 或 `torch.from_numpy(x)`）、"
+        "`pathlib.Path`（请保存 `str(path)`）。整个模块由 PTT012 负责。在 `torch.save`（或本文件中负责保存的"
+        "辅助函数的调用处）报告，指出保存的值、字典或列表字面量，或者构建它的那个变量中第一个这样的对象。"
+    )
+    tip = "save-load-state-dict"
+    VALID = (
+        "import torch\ntorch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict(),"
+        " 'args': vars(args), 'best_acc': float(best_acc)}, 'ckpt.pt')\n",
+        "import torch\nstate = {'epoch': epoch, 'optimizer_state': optimizer.state_dict()}\n"
+        "torch.save(state, path)\n",
+    )
+    INVALID = (
+        Invalid(
+            "import argparse\nimport torch\nargs = argparse.ArgumentParser().parse_args()\n"
+            "torch.save({'model': model.state_dict(), 'args': args}, 'ckpt.pt')\n",
+            instead="import argparse\nimport torch\nargs = argparse.ArgumentParser().parse_args()\n"
+            "torch.save({'model': model.state_dict(), 'args': vars(args)}, 'ckpt.pt')\n",
+        ),
+        "import torch\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)\n"
+        "checkpoint = {'model': model.state_dict(), 'optimizer': optimizer, 'epoch': epoch}\n"
+        "torch.save(checkpoint, 'last.pt')\n",
+        "import numpy as np\nimport torch\nbest_fitness = np.mean(scores)\n"
+        "torch.save({'model': model.state_dict(), 'best_fitness': best_fitness}, 'best.pt')\n",
+        "import torch\nscheduler = torch.optim.lr_scheduler.StepLR(optimizer, 30)\n\n"
+        "def save_checkpoint(state, path):\n    torch.save(state, path)\n\n"
+        "save_checkpoint({'model': model.state_dict(), 'scheduler': scheduler}, 'ckpt.pt')\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for where, obj in saved_values(ctx):
+            for value in parts(ctx, obj):
+                found = rejected(ctx, value)
+                if found is not None:
+                    kind, name = found
+                    yield Report(where, args={"name": name}, variant=kind)
+                    break

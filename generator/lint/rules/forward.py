@@ -145,7 +145,7 @@ class ManualAttention(Rule):
     message = "hand-written attention: use `torch.nn.functional.scaled_dot_product_attention`"
     message_zh = "手写的注意力：请改用 `torch.nn.functional.scaled_dot_product_attention`"
     why_zh = (
-        "手写的注意力（`softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v`）要多次读写完整的 L x L 分数矩阵，"
+        "手写的注意力（`softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v`）要多次读写完整的 L × L 分数矩阵，"
         "还要为反向传播保存它。`F.scaled_dot_product_attention` 会选用融合的 kernel（FlashAttention、"
         "memory-efficient、cuDNN），从不把这个矩阵完整地存下来，并通过 `is_causal=True` 支持因果掩码。"
     )
@@ -215,7 +215,9 @@ class CheckpointUseReentrant(Rule):
     name = "checkpoint-use-reentrant"
     severity = "error"
     message = "activation checkpoint without `use_reentrant`: pass `use_reentrant=False`"
-    message_zh = "激活重计算没有传 `use_reentrant`：请传 `use_reentrant=False`"
+    message_zh = (
+        "调用 `checkpoint` 做激活重计算时没有传 `use_reentrant`：请传 `use_reentrant=False`"
+    )
     why_zh = (
         "`torch.utils.checkpoint.checkpoint` 不传 `use_reentrant` 时会发出警告，PyTorch 已宣布将来会直接"
         "报错：请显式传入。推荐用 `use_reentrant=False`（它支持关键字参数、`torch.autograd.grad` 以及不需要"

@@ -64,10 +64,10 @@ class DiscriminatorThroughGenerator(Rule):
     name = "discriminator-through-generator"
     severity = "warning"
     message = "the discriminator's step backpropagates through the generator: give the discriminator `fake.detach()`"
-    message_zh = "判别器的更新步骤把反向传播一路做进了生成器：请把 `fake.detach()` 交给判别器"
+    message_zh = "判别器的更新步骤让反向传播一路传进了生成器：请把 `fake.detach()` 交给判别器"
     why_zh = (
         "在 GAN 中，判别器的更新步骤只更新判别器，可是对一个没有 detach 的生成器输出调用 `D(fake)`，会让"
-        " `d_loss.backward()` 把反向传播一路做完整个生成器：既浪费计算，又在生成器的参数上留下梯度，"
+        " `d_loss.backward()` 让反向传播一路穿过整个生成器：既浪费计算，又在生成器的参数上留下梯度，"
         "除非先清零，否则生成器自己更新时会用上它们（而它们把生成器往错误的方向推）。请把"
         " `fake.detach()` 交给判别器，未 detach 的输出留给生成器的更新步骤。只有当这样的调用所得的损失"
         "被反向传播、且紧接着更新的是判别器的优化器（`optimizer_D`、`d_optimizer` 等）时才报告；在"

@@ -38,6 +38,8 @@ class AutogradVariable(Rule):
 
 
 _INPLACE_EXEMPT = {"requires_grad_", "share_memory_", "retain_grad_"}
+#: Casts that return the same values in another dtype or on another device.
+_CASTS = {"to", "half", "float", "bfloat16", "double", "cuda", "cpu", "type", "contiguous"}
 #: Attributes that are tensors whatever their owner is.
 _TENSOR_ATTRS = {"grad", "weight", "bias"}
 
@@ -63,7 +65,11 @@ class TensorData(Rule):
     parameters under `torch.no_grad()`, initialise them with `nn.init` (which already runs
     without grad), and use `.detach()` to read a value without its graph. Reported only
     where the owner of `.data` is shown to be a tensor (a gradient, a weight, a parameter, the
-    loss, an in-place tensor method), so `args.data` or a dataset's `.data` is left alone."""
+    loss, an in-place tensor method), so `args.data` or a dataset's `.data` is left alone.
+    Two uses are left alone as well: casting a parameter in place through its own `.data`
+    (`m.weight.data = m.weight.data.bfloat16()`, the idiom `nn.Module._apply` uses), and
+    reading `.data` under `torch.no_grad()` or `torch.inference_mode()`, where there is no
+    graph to bypass."""
 
     code = "PTT007"
     name = "tensor-data"
@@ -76,7 +82,10 @@ class TensorData(Rule):
         "通过 `.data` 写入，是在自动求导不知情的情况下修改张量：版本计数器不做检查，反向传播还要用到的值"
         "可能被悄悄覆盖。更新参数请放在 `torch.no_grad()` 下，初始化参数用 `nn.init`（它本身就不记录梯度），"
         "读取不带计算图的值用 `.detach()`。只有当 `.data` 的主体能确认是张量时（梯度、权重、参数、损失，"
-        "或者后面跟着张量的原地方法）才会报告，所以 `args.data` 或数据集的 `.data` 不受影响。"
+        "或者后面跟着张量的原地方法）才会报告，所以 `args.data` 或数据集的 `.data` 不受影响。另有两种用法"
+        "不会报告：通过参数自己的 `.data` 原地转换它（`m.weight.data = m.weight.data.bfloat16()`，"
+        "`nn.Module._apply` 本身就是这样做的），以及在 `torch.no_grad()` 或 `torch.inference_mode()` 下"
+        "读取 `.data`：那里没有计算图可绕过。"
     )
     tip = "variable-is-gone"
     VALID = (
@@ -86,6 +95,14 @@ class TensorData(Rule):
         # an argparse field, as in yolov5's train.py: not Tensor.data
         "import argparse\nopt = argparse.ArgumentParser().parse_args()\n"
         "opt.data = check_file(opt.data)\n",
+        # a cast in place, as nn.Module._apply does it: the parameter keeps its identity
+        "import torch\nfrom torch import nn\n\ndef to_bf16(m):\n    if isinstance(m, nn.Linear):\n"
+        "        m.weight.data = m.weight.data.bfloat16()\n        m.bias.data = m.bias.data.to(torch.bfloat16)\n\n"
+        "model.apply(to_bf16)\n",
+        # read under inference_mode: there is no graph to bypass
+        "import torch\nfor x, y in loader:\n    loss = f(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        "with torch.inference_mode():\n    for x, y in val_loader:\n        loss = f(model(x), y)\n"
+        "        totals.append(loss.data)\n",
     )
     INVALID = (
         Invalid(
@@ -116,6 +133,10 @@ class TensorData(Rule):
             owner_is_tensor = (
                 isinstance(value, ast.Attribute) and value.attr in _TENSOR_ATTRS
             ) or (isinstance(value, ast.Name) and value.id in tensors)
+            if isinstance(node.ctx, ast.Store) and self._casts_itself(node, parent):
+                continue  # m.weight.data = m.weight.data.bfloat16(): nn.Module._apply's idiom
+            if isinstance(node.ctx, ast.Load) and self._plain_read(ctx, node, parent):
+                continue  # read under no_grad/inference_mode: no graph to bypass
             hit = (
                 (
                     # x.grad.data
@@ -145,6 +166,31 @@ class TensorData(Rule):
             )
             if hit:
                 yield Report(node)
+
+    @staticmethod
+    def _casts_itself(node: ast.Attribute, parent: ast.AST | None) -> bool:
+        """``x.data = x.data.<cast>()``: a dtype or device cast of the same tensor."""
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1):
+            return False
+        value = parent.value
+        if not (isinstance(value, ast.Call) and method_name(value) in _CASTS):
+            return False
+        recv = value.func.value if isinstance(value.func, ast.Attribute) else None
+        return recv is not None and ast.dump(recv) == ast.dump(
+            ast.Attribute(value=node.value, attr="data", ctx=ast.Load())
+        )
+
+    @staticmethod
+    def _plain_read(ctx: Context, node: ast.Attribute, parent: ast.AST | None) -> bool:
+        """A read of ``x.data`` (not an in-place method on it, not ``nn.init``'s argument)
+        under ``no_grad``/``inference_mode``."""
+        if isinstance(parent, ast.Attribute) and parent.attr.endswith("_"):
+            return False
+        if isinstance(parent, ast.Call) and (ctx.qualname(parent.func) or "").startswith(
+            "torch.nn.init."
+        ):
+            return False
+        return ctx.in_no_grad(node)
 
     @staticmethod
     def _tensor_value(ctx: Context, value: ast.AST) -> bool:
@@ -240,3 +286,88 @@ class LegacyTensorType(Rule):
             elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 if arg.value in LEGACY_TYPES:
                     yield Report(call, args={"name": repr(arg.value)}, variant="type")
+
+
+_APEX_AMP = {"apex.amp.initialize", "apex.amp.scale_loss"}
+_APEX_DDP = {
+    "apex.parallel.DistributedDataParallel",
+    "apex.parallel.convert_syncbn_model",
+    "apex.parallel.SyncBatchNorm",
+    "apex.parallel.distributed.DistributedDataParallel",
+}
+
+
+class ApexAmp(Rule):
+    """NVIDIA apex's `amp` (`amp.initialize(model, optimizer, opt_level=...)`,
+    `with amp.scale_loss(loss, optimizer)`) and `apex.parallel` (its
+    `DistributedDataParallel`, `convert_syncbn_model`) were deprecated in 2022 and removed
+    from apex in 2025: a script that imports them no longer runs with a current apex.
+    PyTorch has the same features built in: `torch.autocast` with `torch.amp.GradScaler` for
+    mixed precision (O1 is autocast; keep the weights in float32), and
+    `torch.nn.parallel.DistributedDataParallel` with `nn.SyncBatchNorm.convert_sync_batchnorm`.
+    Reported at each `amp.initialize` and each `apex.parallel` call, and at `amp.scale_loss`
+    in a file that has no `amp.initialize`."""
+
+    code = "PTT058"
+    name = "apex-amp-ddp"
+    severity = "error"
+    message = (
+        "NVIDIA apex `amp` was removed from apex: use `torch.autocast` with `torch.amp.GradScaler`"
+    )
+    message_zh = (
+        "NVIDIA apex 的 `amp` 已从 apex 中移除：请改用 `torch.autocast` 配合 `torch.amp.GradScaler`"
+    )
+    message_args = {"name": "apex.parallel.DistributedDataParallel"}
+    variants = {
+        "ddp": (
+            "`{name}` was removed from apex: use `torch.nn.parallel.DistributedDataParallel` (and `nn.SyncBatchNorm.convert_sync_batchnorm`)",
+            "`{name}` 已从 apex 中移除：请改用 `torch.nn.parallel.DistributedDataParallel`（以及 `nn.SyncBatchNorm.convert_sync_batchnorm`）",
+        )
+    }
+    why_zh = (
+        "NVIDIA apex 的 `amp`（`amp.initialize(model, optimizer, opt_level=...)`、`with amp.scale_loss(loss,"
+        " optimizer)`）和 `apex.parallel`（其中的 `DistributedDataParallel`、`convert_syncbn_model`）在 2022 年"
+        "被弃用，2025 年已从 apex 中移除：导入它们的脚本在当前的 apex 上无法运行。PyTorch 已经内置了同样的功能："
+        "混合精度用 `torch.autocast` 配合 `torch.amp.GradScaler`（O1 就是 autocast；权重保持 float32），分布式用"
+        " `torch.nn.parallel.DistributedDataParallel` 配合 `nn.SyncBatchNorm.convert_sync_batchnorm`。在每个"
+        " `amp.initialize` 和每个 `apex.parallel` 调用处报告；文件里没有 `amp.initialize` 时，在 `amp.scale_loss`"
+        " 处报告。"
+    )
+    tip = "autocast-mixed-precision"
+    VALID = (
+        "import torch\nscaler = torch.amp.GradScaler('cuda')\nfor x, y in loader:\n"
+        "    with torch.autocast('cuda', dtype=torch.float16):\n        loss = f(model(x), y)\n"
+        "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n",
+        # a file of the project's own named `amp`, not apex
+        "from mytools import amp\nmodel = amp.initialize(model)\n",
+    )
+    INVALID = (
+        Invalid(
+            "from apex import amp\nmodel, optimizer = amp.initialize(model, optimizer, opt_level='O1')\n"
+            "for x, y in loader:\n    loss = f(model(x), y)\n"
+            "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n        scaled_loss.backward()\n"
+            "    optimizer.step()\n",
+            instead="import torch\nscaler = torch.amp.GradScaler('cuda')\nfor x, y in loader:\n"
+            "    with torch.autocast('cuda', dtype=torch.float16):\n        loss = f(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n",
+        ),
+        Invalid(
+            "from apex.parallel import DistributedDataParallel, convert_syncbn_model\n"
+            "model = convert_syncbn_model(model)\nmodel = DistributedDataParallel(model, delay_allreduce=True)\n",
+            instead="import torch\nfrom torch import nn\nmodel = nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"
+            "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])\n",
+        ),
+        # the loop of a trainer whose script calls amp.initialize elsewhere
+        "from apex import amp\nfor images, targets in loader:\n    losses = sum(model(images, targets).values())\n"
+        "    with amp.scale_loss(losses, optimizer) as scaled_losses:\n        scaled_losses.backward()\n"
+        "    optimizer.step()\n",
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        initialize = ctx.calls("apex.amp.initialize")
+        yield from (Report(c) for c in initialize)
+        if not initialize:
+            yield from (Report(c) for c in ctx.calls("apex.amp.scale_loss")[:1])
+        for call in ctx.calls(*sorted(_APEX_DDP)):
+            name = (ctx.qualname(call.func) or "").replace(".distributed.", ".")
+            yield Report(call, args={"name": name}, variant="ddp")

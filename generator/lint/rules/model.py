@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
-from generator.lint.syntax import has_star_kwargs, is_const, kwarg, method_name, receiver
+from generator.lint.syntax import FUNCTIONS, has_star_kwargs, is_const, kwarg, method_name, receiver
 
 _CONV = {f"torch.nn.Conv{d}d" for d in (1, 2, 3)} | {
     f"torch.nn.ConvTranspose{d}d" for d in (1, 2, 3)
@@ -118,7 +118,9 @@ class DataParallel(Rule):
     """`nn.DataParallel` drives every GPU from one Python process: each step it copies the
     weights to every GPU, scatters the batch and gathers the outputs on the first one,
     and the GIL serialises the work. `DistributedDataParallel`, one process per GPU, is
-    faster even on a single machine."""
+    faster even on a single machine. The functional form,
+    `torch.nn.parallel.data_parallel(model, x)`, does all of that on every call: in a loop
+    it replicates the model once per step."""
 
     code = "PTT038"
     name = "data-parallel"
@@ -130,16 +132,29 @@ class DataParallel(Rule):
     why_zh = (
         "`nn.DataParallel` 用一个 Python 进程驱动所有 GPU：每一步都要把权重复制到每块 GPU、把批次拆开分发、"
         "再把输出收集到第一块 GPU 上，而 GIL 又让这些工作串行执行。`DistributedDataParallel` 每块 GPU"
-        " 一个进程，即使在单机上也更快。"
+        " 一个进程，即使在单机上也更快。函数形式的 `torch.nn.parallel.data_parallel(model, x)` 每次调用都要"
+        "做这一整套工作：在循环里，它每一步都要复制一次模型。"
     )
+    variants = {
+        "functional": (
+            "`data_parallel(model, x)` replicates the model to every GPU on each call: use `DistributedDataParallel` under `torchrun`",
+            "`data_parallel(model, x)` 每次调用都把模型复制到每块 GPU：请在 `torchrun` 下改用 `DistributedDataParallel`",
+        )
+    }
     tip = "ddp-over-dataparallel"
     VALID = (
         "from torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(model, device_ids=[rank])\n",
         "from torch import nn\nif isinstance(model, nn.DataParallel):\n    model = model.module\n",
+        # one call outside any loop: a single replication
+        "from torch.nn.parallel import data_parallel\nsummary = data_parallel(model, sample_batch)\n",
     )
     INVALID = (
         "from torch import nn\nmodel = nn.DataParallel(model).cuda()\n",
         "import torch\nmodel = torch.nn.parallel.DataParallel(model, device_ids=[0, 1])\n",
+        # the functional form, called on every step
+        "from torch.nn.parallel.data_parallel import data_parallel\nfor images, labels in loader:\n"
+        "    out = data_parallel(model, images.cuda())\n    criterion(out, labels.cuda()).backward()\n"
+        "    optimizer.step()\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -147,9 +162,16 @@ class DataParallel(Rule):
             "torch.nn.DataParallel",
             "torch.nn.parallel.DataParallel",
             "torch.nn.parallel.data_parallel.DataParallel",
-            "torch.nn.parallel.data_parallel",
         )
         yield from (Report(c) for c in ctx.calls(*names))
+        functional = (
+            "torch.nn.parallel.data_parallel",
+            "torch.nn.parallel.data_parallel.data_parallel",
+        )
+        for call in ctx.calls(*functional):
+            # in a loop, or in a function (a forward, a step): once per step, replicated each time
+            if any(isinstance(a, (ast.For, ast.While, *FUNCTIONS)) for a in ctx.ancestors(call)):
+                yield Report(call, variant="functional")
 
 
 class DdpFindUnusedParameters(Rule):
@@ -194,6 +216,22 @@ def _conv_with_bias(ctx: Context, node: ast.AST) -> bool:
     return not has_star_kwargs(node)
 
 
+def _sequential(ctx: Context, node: ast.AST | None) -> bool:
+    """``self`` in a subclass of ``nn.Sequential``, or a name assigned ``nn.Sequential()``:
+    the order of ``add_module`` is the order of the forward pass."""
+    if isinstance(node, ast.Name) and node.id == "self":
+        for anc in ctx.ancestors(node):
+            if isinstance(anc, ast.ClassDef):
+                return any(ctx.qualname(b) == "torch.nn.Sequential" for b in anc.bases)
+        return False
+    if isinstance(node, ast.Name):
+        return any(
+            isinstance(v, ast.Call) and ctx.qualname(v.func) == "torch.nn.Sequential"
+            for v in ctx.assignments.get(node.id, ())
+        )
+    return False
+
+
 def _is_bn(ctx: Context, node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and ctx.qualname(node.func) in _BN
 
@@ -203,7 +241,9 @@ class ConvBiasBeforeBatchNorm(Rule):
     just before it, and then adds its own `beta`. A convolution's `bias=True` (the
     default) in front of BatchNorm is a wasted parameter per channel and a wasted add per
     element: pass `bias=False`. Changing it changes the `state_dict` keys, so there is no
-    automatic fix."""
+    automatic fix. Found in `nn.Sequential(...)`, in a module's `forward`, and in
+    consecutive `add_module` calls on a `Sequential` (a subclass's `self`, or an
+    `nn.Sequential()` being filled)."""
 
     code = "PTT040"
     name = "conv-bias-before-batchnorm"
@@ -232,6 +272,10 @@ class ConvBiasBeforeBatchNorm(Rule):
         "from torch import nn\n\nclass Stem(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.conv = nn.Conv2d(3, 64, 7, bias=True)\n        self.bn = nn.BatchNorm2d(64)\n\n"
         "    def forward(self, x):\n        x = self.conv(x)\n        x = self.bn(x)\n        return x\n",
+        # a Sequential filled with add_module, as DenseNet-style blocks write it
+        "from torch import nn\n\nclass ConvBlock(nn.Sequential):\n    def __init__(self, cin, cout):\n"
+        "        super().__init__()\n        self.add_module('conv', nn.Conv2d(cin, cout, 3, padding=1))\n"
+        "        self.add_module('norm', nn.BatchNorm2d(cout))\n        self.add_module('relu', nn.ReLU())\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -239,10 +283,44 @@ class ConvBiasBeforeBatchNorm(Rule):
             for first, second in zip(call.args, call.args[1:], strict=False):
                 if _conv_with_bias(ctx, first) and _is_bn(ctx, second):
                     yield Report(first)
+        yield from self._added(ctx)
         for cls in ctx.by_type[ast.ClassDef]:
             assert isinstance(cls, ast.ClassDef)
             if cls.name in ctx.module_classes:
                 yield from self._in_class(ctx, cls)
+
+    @staticmethod
+    def _added(ctx: Context) -> Iterator[Report]:
+        """Consecutive ``add_module`` calls on a Sequential: a conv with a bias, then BN."""
+        for block in ctx.blocks:
+            calls = [
+                s.value
+                for s in block
+                if isinstance(s, ast.Expr)
+                and isinstance(s.value, ast.Call)
+                and method_name(s.value) == "add_module"
+                and len(s.value.args) == 2
+            ]
+            statements = [id(s) for s in block]
+            for first, second in zip(calls, calls[1:], strict=False):
+                recv_first, recv_second = receiver(first), receiver(second)
+                same = (
+                    recv_first is not None
+                    and recv_second is not None
+                    and ast.dump(recv_first) == ast.dump(recv_second)
+                )
+                adjacent = (
+                    statements.index(id(ctx.parent(second)))
+                    == statements.index(id(ctx.parent(first))) + 1
+                )
+                if (
+                    same
+                    and adjacent
+                    and _sequential(ctx, receiver(first))
+                    and _conv_with_bias(ctx, first.args[1])
+                    and _is_bn(ctx, second.args[1])
+                ):
+                    yield Report(first.args[1])
 
     def _in_class(self, ctx: Context, cls: ast.ClassDef) -> Iterator[Report]:
         convs: dict[str, ast.AST] = {}

@@ -1,19 +1,14 @@
 """The calls of an optimizer step and their order: accumulation, autocast, clipping,
-scheduling, zeroing gradients, train and eval modes."""
+scheduling, zeroing gradients."""
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Edit, Invalid, Report, Rule, end_of
-from generator.lint.syntax import dotted, is_const, iter_region, kwarg, method_name, receiver
-
-#: Copies of a model that are averaged, not trained (an EMA, a teacher): evaluation mode
-#: is all they ever need.
-_AVERAGED = re.compile(r"(^|[._])(ema|\w*_ema|ema_\w*|teacher\w*|swa\w*|avg\w*|average\w*)$", re.I)
+from generator.lint.syntax import is_const, iter_region, kwarg, method_name, receiver
 
 _CLIP = {
     "torch.nn.utils.clip_grad_norm",
@@ -38,10 +33,10 @@ class BackwardInAutocast(Rule):
     name = "backward-in-autocast"
     severity = "warning"
     message = "`backward()` inside an autocast block: leave the block first"
-    message_zh = "`backward()` 在 autocast 块内调用：请先离开这个块"
+    message_zh = "`backward()` 写在了 autocast 块里：请在 autocast 块之外调用 `backward()`"
     why_zh = (
         "只有前向传播和损失计算应该放在 `autocast` 里：反向传播本来就会让每个算子沿用前向时的 dtype，"
-        "PyTorch 文档也明确表示不建议在 autocast 下做反向传播。请在调用 `backward()` 之前离开 `with` 块。"
+        "PyTorch 文档也明确表示不建议在 autocast 下做反向传播。请先退出 `with` 块，再调用 `backward()`。"
     )
     tip = "autocast-mixed-precision"
     VALID = (
@@ -72,7 +67,9 @@ class SchedulerBeforeOptimizer(Rule):
     """Since PyTorch 1.1 `scheduler.step()` belongs after `optimizer.step()`: called first,
     the schedule skips its first value (PyTorch warns), and called per micro-batch it runs
     N times too fast. Step the scheduler right after the optimizer, once per optimizer
-    step (or once per epoch for epoch-based schedules)."""
+    step (or once per epoch for epoch-based schedules). The order is checked in the loop's
+    body and inside the `if` blocks of the loop, such as the accumulation guard
+    `if (i + 1) % accum == 0:`."""
 
     code = "PTT029"
     name = "scheduler-before-optimizer"
@@ -85,8 +82,9 @@ class SchedulerBeforeOptimizer(Rule):
     )
     why_zh = (
         "从 PyTorch 1.1 起，`scheduler.step()` 应该在 `optimizer.step()` 之后调用：放在前面，调度会跳过"
-        "第一个学习率值（PyTorch 会发出警告）；每个微批次都调用，调度就快了 N 倍。请紧跟在优化器之后更新"
-        "学习率调度器，优化器每更新一次就调用一次（按 epoch 调度的则每个 epoch 一次）。"
+        "第一个学习率值（PyTorch 会发出警告）；每个微批次都调用，调度进度就会变成 N 倍速。请紧跟在优化器之后更新"
+        "学习率调度器，优化器每更新一次就调用一次（按 epoch 调度的则每个 epoch 一次）。循环体内以及循环中的"
+        " `if` 块里（例如梯度累积的判断 `if (i + 1) % accum == 0:`）都会检查这一顺序。"
     )
     tip = "lr-scheduler-order"
     VALID = (
@@ -103,25 +101,48 @@ class SchedulerBeforeOptimizer(Rule):
         ),
         "def train(loader):\n    for x in loader:\n        f(x).backward()\n        optimizer.step()\n\n"
         "for epoch in range(90):\n    lr_scheduler.step()\n    train(loader)\n",
+        # inside the accumulation guard
+        Invalid(
+            "for i, (x, y) in enumerate(loader):\n    (f(model(x), y) / accum).backward()\n"
+            "    if (i + 1) % accum == 0:\n        scheduler.step()\n        optimizer.step()\n"
+            "        optimizer.zero_grad()\n",
+            instead="for i, (x, y) in enumerate(loader):\n    (f(model(x), y) / accum).backward()\n"
+            "    if (i + 1) % accum == 0:\n        optimizer.step()\n        scheduler.step()\n"
+            "        optimizer.zero_grad()\n",
+        ),
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
         for kind in (ast.For, ast.While, ast.AsyncFor):
             for loop in ctx.by_type[kind]:
                 assert isinstance(loop, ast.For | ast.While | ast.AsyncFor)
-                body = loop.body
-                for i, stmt in enumerate(body):
-                    if not (
-                        isinstance(stmt, ast.Expr)
-                        and isinstance(stmt.value, ast.Call)
-                        and ctx.loops.is_scheduler_step(stmt.value)
-                    ):
-                        continue
-                    if any(ctx.loops.steps_optimizer(s) for s in body[:i]):
-                        break
-                    if any(ctx.loops.steps_optimizer(s) for s in body[i + 1 :]):
-                        yield Report(stmt.value)
-                    break
+                for body in self._blocks(loop.body):
+                    yield from self._order(ctx, body)
+
+    @classmethod
+    def _blocks(cls, body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+        """The loop's body and the bodies of the ``if`` blocks in it (not nested loops)."""
+        yield body
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                yield from cls._blocks(stmt.body)
+                if stmt.orelse:
+                    yield from cls._blocks(stmt.orelse)
+
+    @staticmethod
+    def _order(ctx: Context, body: list[ast.stmt]) -> Iterator[Report]:
+        for i, stmt in enumerate(body):
+            if not (
+                isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Call)
+                and ctx.loops.is_scheduler_step(stmt.value)
+            ):
+                continue
+            if any(ctx.loops.steps_optimizer(s) for s in body[:i]):
+                break
+            if any(ctx.loops.steps_optimizer(s) for s in body[i + 1 :]):
+                yield Report(stmt.value)
+            break
 
 
 def _clip_calls(ctx: Context) -> list[ast.Call]:
@@ -228,7 +249,9 @@ class ZeroGradSetToNoneFalse(Rule):
 
     Not reported in a file that builds DDP with `gradient_as_bucket_view=True`: there the
     gradients are views into DDP's buckets, which stay allocated anyway, and keeping the
-    views lets the next backward accumulate into them instead of being copied in."""
+    views lets the next backward accumulate into them instead of being copied in. A flag
+    whose default the file states as False (`zero_grad(set_to_none=args.set_grads_to_none)`
+    with `action="store_true"`) is reported with that default named, without a fix."""
 
     code = "PTT032"
     name = "zero-grad-set-to-none-false"
@@ -240,8 +263,17 @@ class ZeroGradSetToNoneFalse(Rule):
     why_zh = (
         "`zero_grad(set_to_none=False)` 用零填充每个梯度：每个参数启动一个 kernel，梯度占用的显存在两步"
         "之间也一直不释放。默认的 `set_to_none=True`（PyTorch 2.0 起）会释放它们，让 `backward()` 写入"
-        "新的梯度。清零之后还读取 `.grad` 的代码，这时需要预期得到 `None`。"
+        "新的梯度。清零之后还读取 `.grad` 的代码，这时需要预期得到 `None`。取自命令行参数、且文件写明其默认值"
+        '为 False 的设置（`zero_grad(set_to_none=args.set_grads_to_none)`，`action="store_true"`），报告时会注明'
+        "这个默认值，不提供自动修复。"
     )
+    message_args = {"flag": "--set_grads_to_none False"}
+    variants = {
+        "default": (
+            "`zero_grad()` keeps and zero-fills every gradient with the default `{flag}`: make `set_to_none=True` the default",
+            "在默认的 `{flag}` 下，`zero_grad()` 会保留并用零填充每个梯度：请把 `set_to_none=True` 作为默认值",
+        )
+    }
     tip = "zero-grad-set-to-none"
     fixable = True
     fix_safety = "unsafe"
@@ -264,21 +296,32 @@ class ZeroGradSetToNoneFalse(Rule):
             "ddp = DDP(model, gradient_as_bucket_view=False)\nddp.zero_grad(set_to_none=False)\n",
             "ddp = DDP(model, gradient_as_bucket_view=False)\nddp.zero_grad()\n",
         ),
+        # a flag whose default is False: reported with the default named, not fixed
+        "import argparse\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--set_grads_to_none', action='store_true')\nargs = parser.parse_args()\n"
+        "for x in data:\n    f(model(x)).backward()\n    optimizer.step()\n"
+        "    optimizer.zero_grad(set_to_none=args.set_grads_to_none)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
+        if not ctx.methods("zero_grad"):
+            return
         bucket_views = any(
             isinstance(node, ast.keyword)
             and node.arg == "gradient_as_bucket_view"
             and is_const(node.value, True)
-            for node in ast.walk(ctx.tree)
+            for node in ctx.by_type[ast.keyword]
         )
         if bucket_views:
             return
         for call in ctx.methods("zero_grad"):
             kw = kwarg(call, "set_to_none")
             flag = kw.value if kw is not None else (call.args[0] if call.args else None)
-            if not is_const(flag, False):
+            found = ctx.flags.literal_or_default(flag, False)
+            if found is False:
+                continue
+            if found is not True:
+                yield Report(call, args={"flag": found.describe()}, variant="default")
                 continue
             only = len(call.args) + len(call.keywords) == 1
             yield Report(call, [Edit(end_of(call.func), end_of(call), "()")] if only else [])
@@ -287,16 +330,24 @@ class ZeroGradSetToNoneFalse(Rule):
 class ManualGradZero(Rule):
     """Zeroing each `p.grad` by hand (`p.grad.zero_()`, `p.grad.data.zero_()`) launches a
     kernel per parameter and keeps all gradient memory allocated. `optimizer.zero_grad()`
-    (or `model.zero_grad()`) sets the gradients to `None` instead."""
+    (or `model.zero_grad()`) sets the gradients to `None` instead. Code written from scratch
+    with no optimizer (a manual SGD update) is told to set `p.grad = None` itself."""
 
     code = "PTT033"
     name = "manual-grad-zero"
     severity = "warning"
     message = "gradients zeroed by hand: call `optimizer.zero_grad()`, which sets them to `None`"
     message_zh = "手动把梯度清零：请调用 `optimizer.zero_grad()`，它会把梯度设为 `None`"
+    variants = {
+        "no_optimizer": (
+            "gradients zeroed by hand: set them to `None` (`w.grad = None`), which frees their memory",
+            "手动把梯度清零：请直接把梯度设为 `None`（`w.grad = None`），这样还能释放它们占用的显存",
+        )
+    }
     why_zh = (
         "手动清零每个 `p.grad`（`p.grad.zero_()`、`p.grad.data.zero_()`）会为每个参数启动一个 kernel，"
         "并让所有梯度一直占着显存。`optimizer.zero_grad()`（或 `model.zero_grad()`）则把梯度设为 `None`。"
+        "从零手写、没有优化器的代码（手动做 SGD 更新），提示改为自己写 `p.grad = None`。"
     )
     tip = "zero-grad-set-to-none"
     VALID = ("optimizer.zero_grad()\nfor p in model.parameters():\n    p.grad = None\n",)
@@ -306,6 +357,15 @@ class ManualGradZero(Rule):
             instead="optimizer.zero_grad()\n",
         ),
         "w.grad.data.zero_()\n",
+        # from scratch, without an optimizer: the message says `w.grad = None`
+        Invalid(
+            "import torch\nw = torch.randn(3, requires_grad=True)\nfor x, y in data:\n"
+            "    loss = ((x @ w - y) ** 2).mean()\n    loss.backward()\n    with torch.no_grad():\n"
+            "        w -= 0.1 * w.grad\n    w.grad.zero_()\n",
+            instead="import torch\nw = torch.randn(3, requires_grad=True)\nfor x, y in data:\n"
+            "    loss = ((x @ w - y) ** 2).mean()\n    loss.backward()\n    with torch.no_grad():\n"
+            "        w -= 0.1 * w.grad\n    w.grad = None\n",
+        ),
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -317,99 +377,15 @@ class ManualGradZero(Rule):
                 continue
             func = ctx.enclosing_function(call)
             if func is None or func.name != "zero_grad":
-                yield Report(call)
-
-
-class EvalNeverUndone(Rule):
-    """`model.eval()` switches Dropout off and makes BatchNorm use its running statistics
-    until `model.train()` switches them back. A loop that evaluates between training steps
-    and never calls `train()` trains every later step in evaluation mode. Call
-    `model.train()` at the start of each epoch (or restore the mode after evaluating). A
-    model put in evaluation mode right before its training loop, on purpose (a linear probe
-    that keeps a frozen backbone's BatchNorm statistics), and an averaged copy that is never
-    trained (`g_ema`, `teacher`), are left alone."""
-
-    code = "PTT035"
-    name = "eval-never-undone"
-    severity = "error"
-    message = "`model.eval()` runs between training steps but nothing calls `model.train()` again"
-    message_zh = "`model.eval()` 在训练步骤之间执行，之后却没有任何地方再调用 `model.train()`"
-    why_zh = (
-        "`model.eval()` 会关闭 Dropout，并让 BatchNorm 改用滑动统计量，直到 `model.train()` 把它们切换回来。"
-        "在训练步骤之间做评估、却从不调用 `train()` 的循环，之后的每一步都在评估模式下训练。请在每个 epoch"
-        " 开始时调用 `model.train()`（或者在评估后恢复原来的模式）。在训练循环之前特意切换到评估模式的模型"
-        "（例如线性探测时让冻结主干网络的 BatchNorm 统计量保持不变），以及从不训练的平均副本"
-        "（`g_ema`、`teacher`），不会报告。"
-    )
-    tip = "eval-mode-dropout-batchnorm"
-    VALID = (
-        "def evaluate(model):\n    model.eval()\n    out = model(x)\n    model.train()\n    return out\n\n"
-        "for epoch in range(3):\n    for x in data:\n        f(model(x)).backward()\n"
-        "        optimizer.step()\n    evaluate(model)\n",
-        # a linear probe: the frozen backbone's BatchNorm stays in evaluation mode on purpose
-        "def train(loader, model, optimizer):\n    model.eval()\n    for x, y in loader:\n"
-        "        f(model(x), y).backward()\n        optimizer.step()\n\n"
-        "def validate(loader, model):\n    model.eval()\n    return [model(x) for x, _ in loader]\n\n"
-        "for epoch in range(90):\n    train(train_loader, model, optimizer)\n"
-        "    validate(val_loader, model)\n",
-        # an EMA copy of the generator, sampled in evaluation mode between steps (StyleGAN2)
-        "for idx in range(iters):\n    g_loss(generator(noise)).backward()\n    g_optim.step()\n"
-        "    accumulate(g_ema, generator)\n    if idx % 100 == 0:\n        g_ema.eval()\n"
-        "        sample = g_ema(sample_z)\n",
-    )
-    INVALID = (
-        "def evaluate(model):\n    model.eval()\n    return model(x)\n\n"
-        "for epoch in range(3):\n    for x in data:\n        f(model(x)).backward()\n"
-        "        optimizer.step()\n    evaluate(model)\n",
-        "for epoch in range(3):\n    for x in data:\n        f(model(x)).backward()\n"
-        "        optimizer.step()\n    model.eval()\n    validate(model)\n",
-    )
-
-    def check(self, ctx: Context) -> Iterator[Report]:
-        if ctx.methods("train") or not ctx.loops.training_loops:
-            return
-        chosen = self._trains_in_eval_mode(ctx)
-        for call in ctx.methods("eval"):
-            name = dotted(receiver(call))
-            if call.args or call.keywords or name in chosen or _AVERAGED.search(name or ""):
-                continue  # a training mode chosen on purpose, or a copy that never trains
-            sites: list[ast.AST] = [call]
-            func = ctx.enclosing_function(call)
-            if func is not None:
-                sites += [
-                    c
-                    for c in ctx.by_type[ast.Call]
-                    if isinstance(c, ast.Call)
-                    and isinstance(c.func, ast.Name)
-                    and c.func.id == func.name
-                ]
-            if any(self._in_training_loop(ctx, s) for s in sites):
-                yield Report(call)
+                yield Report(call, variant=None if self._has_optimizer(ctx) else "no_optimizer")
 
     @staticmethod
-    def _trains_in_eval_mode(ctx: Context) -> set[str | None]:
-        """Models put in evaluation mode on purpose for training: ``model.eval()`` in the
-        body of a function before the training loop it runs (a linear probe on a frozen
-        backbone keeps BatchNorm's statistics fixed this way)."""
-        out: set[str | None] = set()
-        for loop in ctx.loops.training_loops:
-            func = ctx.enclosing_function(loop)
-            body = func.body if func is not None else ctx.tree.body
-            top = next((s for s in body if s is loop or loop in ast.walk(s)), None)
-            for stmt in body[: body.index(top)] if top is not None else []:
-                if (
-                    isinstance(stmt, ast.Expr)
-                    and isinstance(stmt.value, ast.Call)
-                    and method_name(stmt.value) == "eval"
-                ):
-                    out.add(dotted(receiver(stmt.value)))
-        return out
-
-    @staticmethod
-    def _in_training_loop(ctx: Context, node: ast.AST) -> bool:
-        for anc in ctx.ancestors(node):
-            if isinstance(anc, ast.For | ast.While | ast.AsyncFor) and any(
-                ctx.loops.trains(s) for s in anc.body
-            ):
-                return True
-        return False
+    def _has_optimizer(ctx: Context) -> bool:
+        """Whether the file builds or uses an optimizer (or zeroes a model's gradients)."""
+        if ctx.methods("zero_grad", "step"):
+            return True
+        return any(
+            (ctx.qualname(c.func) or "").startswith("torch.optim.")
+            for c in ctx.by_type[ast.Call]
+            if isinstance(c, ast.Call)
+        )

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
+from generator.lint.flags import FlagDefault
 from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.rules.steps import with_calls, wraps_training
 from generator.lint.syntax import is_const, iter_region, method_name
@@ -14,11 +15,27 @@ _DETERMINISTIC = "torch.use_deterministic_algorithms"
 
 
 def _assigned(ctx: Context, qualname: str, value: bool) -> list[ast.Assign]:
-    out = []
+    """Assignments of the literal ``value``, or of a flag whose literal default is ``value``
+    (``cudnn.deterministic = args.torch_deterministic`` with ``default=True``), to
+    ``qualname``."""
+    return [node for node, _ in _settings(ctx, qualname, value)]
+
+
+def _settings(
+    ctx: Context, qualname: str, value: bool
+) -> list[tuple[ast.Assign, FlagDefault | None]]:
+    """(assignment, the flag's default when the value is a flag's) for each assignment of
+    ``value`` to ``qualname``."""
+    out: list[tuple[ast.Assign, FlagDefault | None]] = []
     for node in ctx.by_type[ast.Assign]:
         assert isinstance(node, ast.Assign)
-        if is_const(node.value, value) and any(ctx.qualname(t) == qualname for t in node.targets):
-            out.append(node)
+        if not any(ctx.qualname(t) == qualname for t in node.targets):
+            continue
+        found = ctx.flags.literal_or_default(node.value, value)
+        if found is True:
+            out.append((node, None))
+        elif isinstance(found, FlagDefault):
+            out.append((node, found))
     return out
 
 
@@ -26,12 +43,20 @@ def _assigned_true(ctx: Context, qualname: str) -> list[ast.Assign]:
     return _assigned(ctx, qualname, True)
 
 
+def _report(node: ast.AST, default: FlagDefault | None) -> Report:
+    if default is None:
+        return Report(node)
+    return Report(node, args={"flag": default.describe()}, variant="default")
+
+
 class BenchmarkWithDeterministic(Rule):
     """`cudnn.benchmark = True` times several convolution algorithms and keeps the fastest,
     which can differ from run to run, while deterministic algorithms are asked for in the
     same program. The two contradict each other: set `cudnn.benchmark = False` when you
     need reproducible results. A file that sets `cudnn.benchmark = False` somewhere (where
-    it asks for determinism) is taken to have done so."""
+    it asks for determinism) is taken to have done so. A setting taken from a flag whose
+    default the file states (`cudnn.benchmark = args.benchmark` with `default=True`) is
+    reported with that default named."""
 
     code = "PTT046"
     name = "benchmark-with-deterministic"
@@ -41,8 +66,16 @@ class BenchmarkWithDeterministic(Rule):
     why_zh = (
         "`cudnn.benchmark = True` 会试跑多种卷积算法并选出最快的一个，每次运行选中的可能不同，而同一个"
         "程序又要求使用确定性算法。两者互相矛盾：需要可复现的结果时，请设置 `cudnn.benchmark = False`。"
-        "文件中某处（要求确定性的地方）设置了 `cudnn.benchmark = False` 的，视为已经处理。"
+        "文件中某处（要求确定性的地方）设置了 `cudnn.benchmark = False` 的，视为已经处理。取自命令行参数、"
+        "且文件写明了其默认值的设置（`cudnn.benchmark = args.benchmark`，`default=True`），报告时会注明这个默认值。"
     )
+    message_args = {"flag": "--benchmark True"}
+    variants = {
+        "default": (
+            "`cudnn.benchmark` is on with the default `{flag}`, together with deterministic algorithms: set `cudnn.benchmark = False`",
+            "在默认的 `{flag}` 下 `cudnn.benchmark` 是开启的，同时又要求确定性算法：请设置 `cudnn.benchmark = False`",
+        )
+    }
     tip = "deterministic-algorithms"
     VALID = (
         "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.benchmark = False\n",
@@ -57,21 +90,23 @@ class BenchmarkWithDeterministic(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        benchmark = _assigned_true(ctx, "torch.backends.cudnn.benchmark")
+        benchmark = _settings(ctx, "torch.backends.cudnn.benchmark", True)
         if not benchmark or _assigned(ctx, "torch.backends.cudnn.benchmark", False):
             return  # switched off again where determinism is asked for (apex's --deterministic)
         deterministic = _assigned_true(ctx, "torch.backends.cudnn.deterministic") or any(
             c.args and not is_const(c.args[0], False) for c in ctx.calls(_DETERMINISTIC)
         )
         if deterministic:
-            yield from (Report(node) for node in benchmark)
+            yield from (_report(node, default) for node, default in benchmark)
 
 
 class CudnnDeterministicOnly(Rule):
     """`torch.backends.cudnn.deterministic = True` only covers cuDNN convolutions; many
     other CUDA kernels (scatter, index_add, some poolings and interpolations) stay
     nondeterministic. `torch.use_deterministic_algorithms(True)` covers every op, and
-    raises on ops that have no deterministic implementation."""
+    raises on ops that have no deterministic implementation. A setting taken from a flag
+    whose default the file states (`cudnn.deterministic = args.torch_deterministic` with
+    `default=True`) is reported with that default named."""
 
     code = "PTT047"
     name = "cudnn-deterministic-only"
@@ -81,18 +116,37 @@ class CudnnDeterministicOnly(Rule):
     why_zh = (
         "`torch.backends.cudnn.deterministic = True` 只覆盖 cuDNN 的卷积；许多其他 CUDA kernel（scatter、"
         "index_add、部分池化和插值）仍是非确定性的。`torch.use_deterministic_algorithms(True)` 覆盖所有"
-        "算子，遇到没有确定性实现的算子会直接报错。"
+        "算子，遇到没有确定性实现的算子会直接报错。取自命令行参数、且文件写明了其默认值的设置"
+        "（`cudnn.deterministic = args.torch_deterministic`，`default=True`），报告时会注明这个默认值。"
     )
+    message_args = {"flag": "--torch-deterministic True"}
+    variants = {
+        "default": (
+            "`cudnn.deterministic` is on with the default `{flag}`, which covers only cuDNN: call `torch.use_deterministic_algorithms(True)`",
+            "在默认的 `{flag}` 下 `cudnn.deterministic` 是开启的，但它只对 cuDNN 生效：请调用 `torch.use_deterministic_algorithms(True)`",
+        )
+    }
     tip = "deterministic-algorithms"
     VALID = (
         "import torch\ntorch.use_deterministic_algorithms(True)\ntorch.backends.cudnn.deterministic = True\n",
+        # off by default: the flag's default (store_true) is False
+        "import argparse\nimport torch\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--deterministic', action='store_true')\nargs = parser.parse_args()\n"
+        "torch.backends.cudnn.deterministic = args.deterministic\n",
     )
-    INVALID = ("import torch\ntorch.backends.cudnn.deterministic = True\n",)
+    INVALID = (
+        "import torch\ntorch.backends.cudnn.deterministic = True\n",
+        # on by default: reported with the default named
+        "import argparse\nimport torch\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--torch-deterministic', type=lambda x: x.lower() == 'true', default=True)\n"
+        "args = parser.parse_args()\ntorch.backends.cudnn.deterministic = args.torch_deterministic\n",
+    )
 
     def check(self, ctx: Context) -> Iterator[Report]:
         if ctx.calls(_DETERMINISTIC):
             return
-        yield from (Report(n) for n in _assigned_true(ctx, "torch.backends.cudnn.deterministic"))
+        for node, default in _settings(ctx, "torch.backends.cudnn.deterministic", True):
+            yield _report(node, default)
 
 
 class DetectAnomalyOn(Rule):

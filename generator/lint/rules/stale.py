@@ -216,3 +216,65 @@ class JitScript(Rule):
                 for deco in node.decorator_list:
                     if not isinstance(deco, ast.Call) and ctx.qualname(deco) in names:
                         yield Report(deco)
+
+
+class SchedulerGetLr(Rule):
+    """`scheduler.get_lr()` is the scheduler's own step formula, meant to be called inside
+    `step()`: called from outside it warns ("use `get_last_lr()`") and, for chainable
+    schedules such as `StepLR` at a decay boundary, returns the *next* decay applied once
+    more, not the learning rate in use. `scheduler.get_last_lr()` returns the rates `step()`
+    last set. A `get_lr` defined by a scheduler class of this file, called by its own
+    methods, is left alone."""
+
+    code = "PTT059"
+    name = "scheduler-get-lr"
+    severity = "warning"
+    message = "`scheduler.get_lr()` outside `step()` warns and can return a wrong value: use `get_last_lr()`"
+    message_zh = "在 `step()` 之外调用 `scheduler.get_lr()` 会发出警告，还可能返回错误的值：请改用 `get_last_lr()`"
+    why_zh = (
+        "`scheduler.get_lr()` 是调度器自己在 `step()` 内部使用的计算公式：在 `step()` 之外调用会发出警告"
+        "（提示改用 `get_last_lr()`），而且对于 `StepLR` 这类可链式组合的调度，在衰减的边界上它返回的是"
+        "再衰减一次的值，而不是当前正在使用的学习率。`scheduler.get_last_lr()` 返回的才是 `step()` 最后设置的"
+        "学习率。本文件中自定义调度器类定义的 `get_lr`、由这个类自己的方法调用时，不会报告。"
+    )
+    tip = "lr-scheduler-order"
+    fixable = True
+    fix_safety = "unsafe"
+    fix_note = (
+        "It calls `get_last_lr()` instead: the value read is the rate in use, which differs "
+        "from what `get_lr()` returned at a decay boundary."
+    )
+    fix_note_zh = "修复会改为调用 `get_last_lr()`：读到的是正在使用的学习率，在衰减边界上与 `get_lr()` 原来返回的值不同。"
+    VALID = (
+        "import torch\nscheduler = torch.optim.lr_scheduler.StepLR(optimizer, 30)\n"
+        "print(scheduler.get_last_lr()[0])\n",
+        # a custom schedule defines get_lr for step() to call
+        "import torch\n\nclass Warmup(torch.optim.lr_scheduler.LRScheduler):\n"
+        "    def get_lr(self):\n        return [base * min(1.0, self.last_epoch / 100) for base in self.base_lrs]\n\n"
+        "    def current(self):\n        return self.get_lr()\n",
+    )
+    INVALID = (
+        Invalid(
+            "import torch\nscheduler = torch.optim.lr_scheduler.StepLR(optimizer, 30)\n"
+            "for epoch in range(90):\n    train(epoch)\n    scheduler.step()\n"
+            "    print('lr', scheduler.get_lr()[0])\n",
+            "import torch\nscheduler = torch.optim.lr_scheduler.StepLR(optimizer, 30)\n"
+            "for epoch in range(90):\n    train(epoch)\n    scheduler.step()\n"
+            "    print('lr', scheduler.get_last_lr()[0])\n",
+        ),
+        Invalid(
+            "lr = float(lr_scheduler.get_lr()[-1])\n",
+            "lr = float(lr_scheduler.get_last_lr()[-1])\n",
+        ),
+    )
+
+    def check(self, ctx: Context) -> Iterator[Report]:
+        for call in ctx.methods("get_lr"):
+            if call.args or call.keywords or not isinstance(call.func, ast.Attribute):
+                continue
+            recv = call.func.value
+            if isinstance(recv, ast.Name) and recv.id == "self":
+                continue  # a scheduler class of this file calling its own formula
+            if not ctx.loops.is_scheduler_name(recv):
+                continue
+            yield Report(call, [rename_attribute(call.func, "get_last_lr")])

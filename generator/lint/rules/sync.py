@@ -1,94 +1,21 @@
 """Host-device synchronisations on every step of a training loop: `.item()`, copies to the
-host, Python numbers and conditions made from tensors, printing tensors, explicit
-`torch.cuda.synchronize()`."""
+host, Python numbers and conditions made from tensors, printing and formatting tensors,
+explicit `torch.cuda.synchronize()`. Where each happens is found once per file
+(`.sync_sites`): one finding per statement, one per block of consecutive waits, none in a
+loop that runs on the host."""
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
-from generator.lint.rules.steps import (
-    TENSOR_TESTS,
-    device_values,
-    every_step,
-    is_loss_value,
-)
-from generator.lint.syntax import iter_region, method_name, receiver, root_name
-from generator.lint.training import Loop, per_node
-
-_SYNCHRONIZE = {
-    "torch.cuda.synchronize",
-    "torch.accelerator.synchronize",
-    "torch.cuda.current_stream",
-}
+from generator.lint.rules.sync_sites import sites
 
 
-def _device_test(ctx: Context, test: ast.AST) -> bool:
-    """Whether an ``if`` tests the device (``if device == "cuda":``, ``if torch.cuda.is_available():``),
-    which is the same on every step, so its body still runs every step."""
-    for n in ast.walk(test):
-        text = (
-            n.value if isinstance(n, ast.Constant) else getattr(n, "attr", getattr(n, "id", None))
-        )
-        if isinstance(text, str) and ("cuda" in text or "device" in text):
-            return True
-    return False
-
-
-#: Factories that build a tensor on the host unless given a ``device``.
-_HOST_FACTORIES = {
-    "torch.tensor",
-    "torch.as_tensor",
-    "torch.zeros",
-    "torch.ones",
-    "torch.full",
-    "torch.empty",
-}
-
-
-def _host_tensor(ctx: Context, node: ast.AST | None) -> bool:
-    """Whether ``node`` is a name only ever assigned a host-built tensor (``torch.tensor(x)``
-    with no ``device=``): reading such a tensor copies nothing from a GPU and waits for none.
-    A name assigned anything else anywhere in the file is not one."""
-    if not isinstance(node, ast.Name):
-        return False
-    values = ctx.assignments.get(node.id, [])
-    return bool(values) and all(
-        isinstance(v, ast.Call)
-        and ctx.qualname(v.func) in _HOST_FACTORIES
-        and not any(k.arg == "device" for k in v.keywords)
-        for v in values
-    )
-
-
-def synchronizes(ctx: Context, loop: Loop) -> list[ast.Call]:
-    """``torch.cuda.synchronize()`` calls that run on every step of ``loop`` (under an ``if``
-    on the device too). A new list on each call."""
-    return list(_synchronizes(ctx, loop))
-
-
-@per_node
-def _synchronizes(ctx: Context, loop: Loop) -> list[ast.Call]:
-    nodes = list(ctx.loops.step_nodes(loop))
-    for node in list(nodes):
-        if isinstance(node, ast.If) and _device_test(ctx, node.test):
-            nodes += list(iter_region(node.body))
-    out = []
-    for node in nodes:
-        if not isinstance(node, ast.Call):
-            continue
-        q = ctx.qualname(node.func)
-        if q in _SYNCHRONIZE - {"torch.cuda.current_stream"}:
-            out.append(node)
-        elif (
-            method_name(node) == "synchronize"
-            and isinstance(recv := receiver(node), ast.Call)
-            and ctx.qualname(recv.func) == "torch.cuda.current_stream"
-        ):
-            out.append(node)
-    return out
+def _reports(ctx: Context, code: str) -> Iterator[Report]:
+    for site in sites(ctx, code):
+        yield Report(site.node, args=site.args, variant=site.variant)
 
 
 class ItemEveryStep(Rule):
@@ -98,7 +25,13 @@ class ItemEveryStep(Rule):
     that has already called `torch.cuda.synchronize()` has paid for the wait: there the
     synchronisation is reported (PTT052), not an `.item()` after it. A tensor built on the
     host (`torch.tensor(flag)` with no `device=`) is not reported: reading it waits for no
-    GPU."""
+    GPU. "Every step" includes what runs under an `if` that holds on every step (the
+    accumulation guard that steps the optimizer, a flag such as `if args.fp16:`, `if rank ==
+    0:`) and an `.item()` in both branches of an `if`/`else`; a helper of this file called on
+    every step that reads `.item()` (two calls deep at most) is reported at the call. A block
+    of consecutive statements that each wait is reported once: after the first wait the
+    others cost nothing more. A loop whose model and optimizer are built on the host, with
+    nothing moved to a device, waits for no GPU and is left alone."""
 
     code = "PTT020"
     name = "item-every-step"
@@ -107,12 +40,23 @@ class ItemEveryStep(Rule):
         "`.item()` on every step waits for the GPU: accumulate on the device, read every N steps"
     )
     message_zh = "每一步都调用 `.item()`，CPU 要等 GPU：在设备上累加，每 N 步读取一次"
+    message_args = {"helper": "log_grad_norm", "line": "12"}
+    variants = {
+        "helper": (
+            "`{helper}()`, called on every step, reads `.item()` (line {line}) and waits for the GPU: call it every N steps, or keep the value on the device",
+            "每一步都调用的 `{helper}()` 会读取 `.item()`（第 {line} 行），CPU 要等 GPU：改为每 N 步调用一次，或把数值留在设备上",
+        )
+    }
     why_zh = (
         "`.item()` 把一个值从 GPU 拷到主机，CPU 必须停下来，直到排队的所有 kernel 都执行完毕：每步一次，"
         "就让整个循环串行化。把累计值留在设备上（`running += loss.detach()`），每 N 步读取一次。"
         "如果这一步已经调用过 `torch.cuda.synchronize()`，等待已经发生：这时报告的是同步本身"
         "（PTT052），而不是在它之后的 `.item()`。在主机上创建的张量（不带 `device=` 的 `torch.tensor(flag)`）"
-        "不会被报告：读取它不需要等待任何 GPU。"
+        "不会被报告：读取它不需要等待任何 GPU。“每一步”也包括每一步都成立的 `if` 之下的代码（执行优化器更新的"
+        "梯度累积判断、`if args.fp16:` 这样的开关、`if rank == 0:`），以及 `if`/`else` 两个分支都调用的"
+        " `.item()`；本文件中每一步都调用、并在内部读取 `.item()` 的辅助函数（最多跟进两层调用），在调用处报告。"
+        "连续几条语句都在等待时只报告一次：第一次等待之后，其余的不再多花时间。模型和优化器都在主机上创建、"
+        "也没有任何东西搬到设备上的循环，不需要等 GPU，不会报告。"
     )
     tip = "avoid-cpu-gpu-syncs"
     VALID = (
@@ -126,6 +70,19 @@ class ItemEveryStep(Rule):
         "import torch\nfor x, y in loader:\n    loss = f(x, y)\n    loss.backward()\n"
         "    optimizer.step()\n    stop = torch.tensor(float(stop_requested))\n"
         "    dist.all_reduce(stop)\n    if stop.item():\n        break\n",
+        # a baseline fitted on the host, in a file whose main model trains on CUDA
+        "import torch\nfrom torch import nn\n\ndef fit_baseline(x, y):\n"
+        "    baseline = nn.Linear(x.shape[1], 1)\n"
+        "    optimizer = torch.optim.SGD(baseline.parameters(), lr=0.1)\n"
+        "    for _ in range(100):\n        loss = nn.functional.mse_loss(baseline(x), y)\n"
+        "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n"
+        "        history.append(loss.item())\n    return baseline\n\n"
+        "model = Net().cuda()\nfor x, y in loader:\n    f(model(x.cuda()), y.cuda()).backward()\n",
+        # logging guarded by a modulo, and a value computed by the loop (a rare NaN)
+        "import math\nfor step, (x, y) in enumerate(loader):\n    loss = f(model(x), y)\n"
+        "    loss_value = loss.item() if step % 100 == 0 else None\n    loss.backward()\n"
+        "    optimizer.step()\n    if loss_value is not None and not math.isfinite(loss_value):\n"
+        "        print(loss.item())\n",
     )
     INVALID = (
         Invalid(
@@ -152,18 +109,23 @@ class ItemEveryStep(Rule):
         "import torch\nfor x, y in loader:\n    loss = f(x, y)\n    loss.backward()\n"
         "    optimizer.step()\n    stop = torch.tensor(float(flag), device=device)\n"
         "    dist.all_reduce(stop)\n    if stop.item():\n        break\n",
+        # inside the accumulation guard: once per optimizer step
+        "for i, (x, y) in enumerate(loader):\n    loss = f(model(x), y) / accum\n    loss.backward()\n"
+        "    if (i + 1) % accum == 0:\n        optimizer.step()\n        optimizer.zero_grad()\n"
+        "        writer.add_scalar('loss', loss.item(), i)\n",
+        # in both branches of an if/else: one of them runs on every step
+        "for x, y in loader:\n    loss = f(model(x), y)\n    if distributed:\n"
+        "        logged = reduce_mean(loss.detach()).item()\n    else:\n"
+        "        logged = loss.item()\n    loss.backward()\n    optimizer.step()\n",
+        # a helper called on every step reads .item() for each parameter
+        "def grad_norms(model):\n    return {n: p.grad.norm().item() for n, p in model.named_parameters()}\n\n"
+        "def log_step(model, step):\n    logger.log(grad_norms(model), step)\n\n"
+        "for step, (x, y) in enumerate(loader):\n    f(model(x), y).backward()\n"
+        "    log_step(model, step)\n    optimizer.step()\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for loop, node, _ in every_step(ctx):
-            if (
-                isinstance(node, ast.Call)
-                and method_name(node) == "item"
-                and not node.args
-                and not _host_tensor(ctx, receiver(node))
-                and not any(s.lineno < node.lineno for s in synchronizes(ctx, loop))
-            ):
-                yield Report(node)
+        yield from _reports(ctx, "PTT020")
 
 
 class SynchronizeEveryStep(Rule):
@@ -210,8 +172,7 @@ class SynchronizeEveryStep(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for loop in ctx.loops.training_loops:
-            yield from (Report(call) for call in synchronizes(ctx, loop))
+        yield from _reports(ctx, "PTT052")
 
 
 class HostCopyEveryStep(Rule):
@@ -237,6 +198,9 @@ class HostCopyEveryStep(Rule):
         "    opt.step()\n    preds.append(out.argmax(1))\nall_preds = torch.cat(preds).cpu()\n",
         "for x, index in loader:\n    loss = model(x).mean()\n    loss.backward()\n"
         "    seen.append(index.tolist())\n",
+        # one finding per statement: the .item() of .cpu().item() is PTT020's
+        "for x, y in loader:\n    loss = f(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        "    history.append(loss.cpu().item())\n",
     )
     INVALID = (
         "for x, y in loader:\n    out = model(x)\n    loss = f(out, y)\n    loss.backward()\n"
@@ -245,67 +209,80 @@ class HostCopyEveryStep(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for loop in ctx.loops.training_loops:
-            on_device = device_values(ctx, loop)
-            for node in ctx.loops.step_nodes(loop):
-                if (
-                    isinstance(node, ast.Call)
-                    and method_name(node) in {"cpu", "tolist", "numpy"}
-                    and not node.args
-                    and root_name(receiver(node)) in on_device
-                ):
-                    yield Report(node)
+        yield from _reports(ctx, "PTT021")
 
 
 class PythonScalarEveryStep(Rule):
-    """`float(loss)` and `int(loss)` convert a tensor to a Python number, which waits for
-    the GPU exactly like `.item()`: once per step this serialises the loop."""
+    """`float(loss)`, `int(correct)`, `bool(x == 0)` and `math.isnan(grad_norm)` convert a
+    device tensor to a Python number, which waits for the GPU exactly like `.item()`: once
+    per step this serialises the loop. Inside a loop over the samples of a batch
+    (`int(pred[i])`, in training or in evaluation) it waits once per sample: convert the
+    whole tensor once (`pred.tolist()`) and index the list."""
 
     code = "PTT022"
     name = "python-scalar-every-step"
     severity = "warning"
-    message = "`float()`/`int()` of the loss on every step waits for the GPU: read it every N steps"
-    message_zh = "每一步都对损失调用 `float()`/`int()`，CPU 要等 GPU：每 N 步读取一次"
+    message = "`float()`/`int()`/`bool()` of a device tensor on every step waits for the GPU: read it every N steps"
+    message_zh = (
+        "每一步都对设备上的张量调用 `float()`/`int()`/`bool()`，CPU 要等 GPU：每 N 步读取一次"
+    )
+    variants = {
+        "sample": (
+            "`int()`/`float()` of a tensor element for each sample waits for the GPU each time: convert the whole tensor once (`.tolist()`)",
+            "逐个样本对张量元素调用 `int()`/`float()`，每次都要等 GPU：把整个张量一次性转换（`.tolist()`）再取值",
+        )
+    }
     why_zh = (
-        "`float(loss)` 和 `int(loss)` 把张量转换成 Python 数值，和 `.item()` 一样要等 GPU：每步一次，"
-        "就让整个循环串行化。"
+        "`float(loss)`、`int(correct)`、`bool(x == 0)` 和 `math.isnan(grad_norm)` 都把设备上的张量转换成"
+        " Python 数值，和 `.item()` 一样要等 GPU：每步一次，就让整个循环串行化。在逐个样本的循环里"
+        "（`int(pred[i])`，训练或评估时都一样），每个样本都要等一次：请把整个张量一次性转换"
+        "（`pred.tolist()`），再从列表中取值。"
     )
     tip = "avoid-cpu-gpu-syncs"
-    VALID = ("for x in data:\n    loss = f(x)\n    loss.backward()\n    n = int(len(x))\n",)
+    VALID = (
+        "for x in data:\n    loss = f(x)\n    loss.backward()\n    n = int(len(x))\n",
+        # one conversion of the whole tensor, then Python values per sample
+        "import torch\n\n@torch.no_grad()\ndef evaluate(model, loader):\n    hits = 0\n"
+        "    for x, y in loader:\n        pred = model(x).argmax(1).tolist()\n"
+        "        for i, label in enumerate(y.tolist()):\n            hits += int(pred[i] == label)\n"
+        "    return hits\n",
+    )
     INVALID = (
         Invalid(
             "for x in data:\n    loss = f(x)\n    loss.backward()\n    history.append(float(loss))\n",
             instead="import torch\nfor x in data:\n    loss = f(x)\n    loss.backward()\n"
             "    history.append(loss.detach())\nhistory = torch.stack(history).tolist()\n",
         ),
+        # a Python number per sample, in an evaluation loop
+        "import torch\n\n@torch.no_grad()\ndef evaluate(model, loader, device):\n    hits = 0\n"
+        "    for x, y in loader:\n        pred = model(x.to(device)).argmax(1)\n"
+        "        for i in range(len(y)):\n            hits += int(pred[i]) == int(y[i])\n"
+        "    return hits\n",
+        # the gradient norm tested on the host on every step
+        "import math\nimport torch\nfor x, y in loader:\n    loss = f(model(x), y)\n    loss.backward()\n"
+        "    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+        "    if args.fp16:\n        skipped = math.isnan(grad_norm)\n    optimizer.step()\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for _, node, losses in every_step(ctx):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id in {"float", "int", "bool"}
-                and node.func.id not in ctx.functions
-                and len(node.args) == 1
-                and is_loss_value(node.args[0], losses)
-            ):
-                yield Report(node)
+        yield from _reports(ctx, "PTT022")
 
 
 class PrintTensorEveryStep(Rule):
-    """Printing a tensor (or formatting it in an f-string) reads its value on the host,
-    which waits for the GPU: every step, that serialises the loop. Print every N steps,
-    from a value copied once."""
+    """Printing a device tensor, or formatting it into text (an f-string, `"%.3f" % loss`,
+    `"{}".format(loss)`, `str(loss)`, for a log line or a progress bar), reads its value on
+    the host: `Tensor.__format__` calls `.item()`, so the CPU waits for the GPU. Every step,
+    that serialises the loop. Format every N steps, from a value copied once."""
 
     code = "PTT023"
     name = "print-tensor-every-step"
     severity = "warning"
-    message = "printing the loss tensor on every step waits for the GPU: print every N steps"
-    message_zh = "每一步都打印损失张量，CPU 要等 GPU：每 N 步打印一次"
+    message = "printing or formatting a device tensor on every step waits for the GPU: format a value read every N steps"
+    message_zh = "每一步都打印或格式化设备上的张量，CPU 要等 GPU：每 N 步读取一次数值再格式化"
     why_zh = (
-        "打印张量（或在 f-string 中格式化它）要在主机端读取它的数值，这需要等待 GPU：每一步都这样做，"
-        "整个循环就被串行化。每 N 步打印一次，打印的是拷贝一次得到的值。"
+        '打印设备上的张量，或把它格式化成文本（f-string、`"%.3f" % loss`、`"{}".format(loss)`、'
+        "`str(loss)`，无论是写日志还是更新进度条），都要在主机端读取它的数值：`Tensor.__format__` 内部会调用"
+        " `.item()`，所以 CPU 要等 GPU。每一步都这样做，整个循环就被串行化。请每 N 步读取一次数值，再用它格式化。"
     )
     tip = "avoid-cpu-gpu-syncs"
     VALID = (
@@ -316,24 +293,20 @@ class PrintTensorEveryStep(Rule):
     INVALID = (
         "for x in data:\n    loss = f(x)\n    loss.backward()\n    print('loss', loss)\n",
         "for x in data:\n    loss = f(x)\n    loss.backward()\n    print(f'loss {loss:.4f}')\n",
+        # a progress bar's text, %-formatted from the loss tensor
+        "for x in data:\n    loss = f(x)\n    loss.backward()\n    optimizer.step()\n"
+        "    pbar.set_postfix(loss='%.3f' % loss)\n",
+        "import logging\nfor step, x in enumerate(data):\n    loss = f(x)\n    loss.backward()\n"
+        "    optimizer.step()\n    logging.info('step {} loss {:.4f}'.format(step, loss))\n",
+        # a device tensor of running means, formatted on rank 0 every step
+        "import torch\nmean_loss = torch.zeros(3, device=device)\nfor i, (x, y) in enumerate(loader):\n"
+        "    loss, items = f(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        "    if rank in (-1, 0):\n        mean_loss = (mean_loss * i + items) / (i + 1)\n"
+        "        pbar.set_description(('%10.4g' * 3) % (*mean_loss,))\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for _, node, losses in every_step(ctx):
-            if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id == "print"
-            ):
-                continue
-            values: list[ast.AST] = []
-            for arg in node.args:
-                if isinstance(arg, ast.JoinedStr):
-                    values += [v.value for v in arg.values if isinstance(v, ast.FormattedValue)]
-                else:
-                    values.append(arg)
-            if any(is_loss_value(v, losses) for v in values):
-                yield Report(node)
+        yield from _reports(ctx, "PTT023")
 
 
 class TensorConditionEveryStep(Rule):
@@ -374,31 +347,4 @@ class TensorConditionEveryStep(Rule):
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
-        for _, node, losses in every_step(ctx):
-            if isinstance(node, ast.If | ast.While | ast.Assert) and self._on_tensor(
-                ctx, node.test, losses
-            ):
-                yield Report(node.test)
-
-    def _on_tensor(self, ctx: Context, test: ast.AST, losses: set[str]) -> bool:
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self._on_tensor(ctx, test.operand, losses)
-        if isinstance(test, ast.BoolOp):
-            return any(self._on_tensor(ctx, v, losses) for v in test.values)
-        if isinstance(test, ast.Compare):
-            return any(
-                is_loss_value(v, losses)
-                for v in [test.left, *test.comparators]
-                if not isinstance(v, ast.Constant | ast.Call)
-            )
-        if isinstance(test, ast.Call):
-            if ctx.qualname(test.func) in TENSOR_TESTS:
-                return True
-            return method_name(test) in {"any", "all"} and (
-                is_loss_value(receiver(test), losses)
-                or any(
-                    isinstance(n, ast.Call) and ctx.qualname(n.func) in TENSOR_TESTS
-                    for n in ast.walk(test)
-                )
-            )
-        return is_loss_value(test, losses) and isinstance(test, ast.Name)
+        yield from _reports(ctx, "PTT024")

@@ -123,13 +123,19 @@ class TensorFromNumpy(Rule):
     why_zh = (
         "`torch.tensor(array)` 总是重新分配内存并拷贝数据。`torch.from_numpy(array)` 与数组共享内存"
         "（不拷贝），`torch.as_tensor` 只在 dtype 或设备要求时才拷贝。确实需要一份独立的副本时，"
-        "再用 `torch.tensor`。"
+        "再用 `torch.tensor`。如果 `dtype=` 与数组本身的 dtype 不同（float64 数据转成 `torch.float32`、"
+        "int32 标签转成 `torch.long`），拷贝本来就免不了，不会报告；只有已知数组的 dtype 正是所要的"
+        " dtype 时才报告。"
     )
     tip = "from-numpy-no-copy"
     VALID = (
         "import numpy as np\nimport torch\nx = torch.from_numpy(np.load('x.npy'))\n",
         "import torch\nx = torch.tensor([1.0, 2.0])\ny = torch.tensor(values)\n",
         "import numpy as np\nimport torch\nnoise = np.random.rand()\nz = torch.tensor(noise)\n",
+        # a dtype conversion copies anyway: float64 features to float32, int32 labels to int64
+        "import numpy as np\nimport torch\nfeatures = np.load('x.npy')\n"
+        "x = torch.tensor(features, dtype=torch.float32)\n"
+        "labels = np.load('y.npy').astype(np.int32)\ny = torch.tensor(labels, dtype=torch.long)\n",
     )
     INVALID = (
         Invalid(
@@ -142,13 +148,62 @@ class TensorFromNumpy(Rule):
         "labels = rng.integers(0, 10, size=100)\ny = torch.tensor(labels)\n",
         "import numpy\nimport torch\nx = torch.Tensor(numpy.asarray(rows))\n",
         "import numpy as np\nimport torch\nx = torch.tensor(frame.astype(np.float32))\n",
+        # the array already has the dtype asked for: the copy buys nothing
+        "import numpy as np\nimport torch\nfeatures = np.load('x.npy').astype(np.float32)\n"
+        "x = torch.tensor(features, dtype=torch.float32)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
         names = ("torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor")
         for call in ctx.calls(*names):
-            if call.args and _numpy_array(ctx, call.args[0]):
-                yield Report(call)
+            if not (call.args and _numpy_array(ctx, call.args[0])):
+                continue
+            dtype = kwarg(call, "dtype")
+            if dtype is not None and _array_dtype(ctx, call.args[0]) != _TORCH_DTYPE.get(
+                ctx.qualname(dtype.value) or ""
+            ):
+                continue  # a conversion: the copy is needed anyway
+            yield Report(call)
+
+
+#: NumPy and torch dtypes by one name (``float32``), for comparing what a copy converts.
+_TORCH_DTYPE = {
+    f"torch.{name}": canon
+    for canon, aliases in {
+        "float32": ("float32", "float"),
+        "float64": ("float64", "double"),
+        "float16": ("float16", "half"),
+        "int64": ("int64", "long"),
+        "int32": ("int32", "int"),
+        "int16": ("int16", "short"),
+        "int8": ("int8",),
+        "uint8": ("uint8",),
+        "bool": ("bool",),
+    }.items()
+    for name in aliases
+}
+
+
+def _array_dtype(ctx: Context, node: ast.AST, depth: int = 0) -> str | None:
+    """The dtype of a NumPy array where the code states it (``.astype(np.float32)``,
+    ``np.zeros(n, dtype=np.int64)``), followed through one name; None when unknown."""
+    if isinstance(node, ast.Name) and depth < 2:
+        values = ctx.assignments.get(node.id, [])
+        found = {_array_dtype(ctx, v, depth + 1) for v in values}
+        return found.pop() if len(found) == 1 else None
+    if not isinstance(node, ast.Call):
+        return None
+    spec = node.args[0] if method_name(node) == "astype" and node.args else None
+    if spec is None and (kw := kwarg(node, "dtype")) is not None:
+        spec = kw.value
+    if spec is None:
+        return None
+    q = ctx.qualname(spec) or ""
+    if q.startswith("numpy."):
+        return q.rsplit(".", 1)[1]
+    if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+        return spec.value
+    return None
 
 
 _FACTORIES = {
@@ -193,6 +248,34 @@ _DTYPE_NAMES = {
 }
 
 
+def _literal(node: ast.AST) -> bool:
+    """Data written in the code: a number, or a list or tuple of literals."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _literal(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _literal(node.left) and _literal(node.right)  # 0.485 * 255
+    return isinstance(node, ast.List | ast.Tuple) and all(_literal(e) for e in node.elts)
+
+
+def _built_here(node: ast.AST) -> bool:
+    """Data the code spells out: a literal, or a Python sequence built in place
+    (``list(range(n))``, ``[i * 2 for i in ids]``), not a value that arrives from elsewhere."""
+    if _literal(node) or isinstance(node, ast.List | ast.Tuple | ast.ListComp | ast.GeneratorExp):
+        return True
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id
+        in {
+            "list",
+            "tuple",
+            "range",
+        }
+    )
+
+
 def device_of(ctx: Context, call: ast.Call) -> tuple[bool, str | None]:
     """Whether ``x.to(...)``/``x.cuda()`` moves ``x`` to a device, and the source of that
     device when the call does nothing else (so the fix can move it into the factory)."""
@@ -232,7 +315,10 @@ class FactoryThenMove(Rule):
     with no host allocation and no copy. The fix moves `device` into the call for factories
     whose values do not depend on where they are made (`zeros`, `ones`, `full`, `empty`,
     `eye`, `tensor`); random factories draw from the device's generator instead, so those
-    are reported without a fix."""
+    are reported without a fix. `torch.tensor(data).to(device)` is reported only for data the
+    code spells out (a literal, `list(range(n))`): data that arrives from elsewhere (a NumPy
+    array, an environment's reward) has to be copied to the device whatever the call looks
+    like."""
 
     code = "PTT015"
     name = "factory-then-move"
@@ -244,6 +330,8 @@ class FactoryThenMove(Rule):
         " `device=`：张量直接在使用它的设备上创建，不占用主机内存，也没有拷贝。对于数值与创建位置无关的"
         "工厂函数（`zeros`、`ones`、`full`、`empty`、`eye`、`tensor`），修复会把 `device` 移进调用；"
         "随机工厂函数改到设备上创建后会改用设备的随机数生成器，所以只报告、不修复。"
+        "`torch.tensor(data).to(device)` 只在数据由代码本身写出时报告（字面量、`list(range(n))`）：从别处来的"
+        "数据（NumPy 数组、环境返回的奖励）无论怎么写，都得拷贝到设备上。"
     )
     fix_note = "Only for factories whose values do not depend on where they are made."
     fix_note_zh = "只修复数值与创建位置无关的工厂函数。"
@@ -253,6 +341,9 @@ class FactoryThenMove(Rule):
     VALID = (
         "import torch\nx = torch.randn(8, 4, device=device)\nm = Net().to(device)\n",
         "import torch\nx = torch.zeros(3).to(torch.float16)\ny = x.to(device)\n",
+        # host data has to travel anyway: device= would not save the copy
+        "import torch\nfor step in range(num_steps):\n    obs, reward, done, info = envs.step(action)\n"
+        "    rewards[step] = torch.tensor(reward).to(device).view(-1)\n",
     )
     INVALID = (
         Invalid(
@@ -279,6 +370,8 @@ class FactoryThenMove(Rule):
             factory = q.removeprefix("torch.")
             if not q.startswith("torch.") or factory not in _FACTORIES:
                 continue
+            if factory == "tensor" and not (inner.args and _built_here(inner.args[0])):
+                continue  # host data (an array, a reward): the copy is unavoidable
             edits: list[Edit] = []
             if (
                 device is not None

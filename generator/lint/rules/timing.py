@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from generator.lint.analysis import Context
 from generator.lint.rules.base import Invalid, Report, Rule
 from generator.lint.rules.steps import with_calls, wraps_training
+from generator.lint.rules.tensors import device_of
 from generator.lint.syntax import iter_region, kwarg, method_name
 
 _PROFILE = {
@@ -17,8 +18,28 @@ _PROFILE = {
     "torch.autograd.profiler.profile",
 }
 _CLOCKS = {"time.time", "time.perf_counter", "time.monotonic"}
+#: Methods and calls that wait for the GPU by themselves: a timing around them is right.
+_WAITS = {"item", "cpu", "tolist", "numpy", "synchronize"}
+_WAITING_CALLS = {
+    "torch.save",
+    "torch.load",
+    "torch.distributed.barrier",
+    "torch.distributed.init_process_group",
+}
 #: Names of functions that run a whole phase of training (an epoch, an evaluation).
 _PHASE = re.compile(r"train|epoch|evaluat|validat|^fit$|^test$", re.I)
+
+
+def _builds(ctx: Context, call: ast.Call) -> bool:
+    """A module's constructor: ``nn.Linear(...)``, a class of this file, a capitalised name
+    the file never assigns (``Net(depth=50)``)."""
+    q = ctx.qualname(call.func) or ""
+    if q.startswith("torch.nn.") and q.rsplit(".", 1)[1][:1].isupper():
+        return True
+    name = call.func.id if isinstance(call.func, ast.Name) else None
+    return name is not None and (
+        name in ctx.module_classes or (name[:1].isupper() and name not in ctx.assignments)
+    )
 
 
 class ProfileWithoutSchedule(Rule):
@@ -59,7 +80,10 @@ class TimingWithoutSync(Rule):
     measures the launch, not the work. Synchronise (`torch.cuda.synchronize()`) before
     reading the clock at both ends, warm up first, or use `torch.utils.benchmark` or CUDA
     events. Reported only in files that use CUDA and never synchronise; timing a loop that
-    runs whole epochs or evaluations (the wall time of a run) is not reported."""
+    runs whole epochs or evaluations (the wall time of a run) is not reported, nor is timing
+    set-up or checkpoint code that waits for the GPU by itself (`torch.save`, `torch.load`, a
+    copy to or from the device, a barrier) or only builds objects on the host (`Net()`,
+    `nn.Linear(...)`)."""
 
     code = "PTT051"
     name = "timing-without-sync"
@@ -70,7 +94,8 @@ class TimingWithoutSync(Rule):
         "CUDA kernel 是异步执行的：刚发射完 GPU 工作就读取主机时钟，测到的只是启动，而不是工作本身。请在"
         "两端读取时钟之前都同步（`torch.cuda.synchronize()`），先做预热，或者改用 `torch.utils.benchmark`"
         " 或 CUDA 事件。只在用到 CUDA 且从不同步的文件中报告；给整个训练过程计时（区间里调用了训练或评估"
-        "函数）不会报告。"
+        "函数）不会报告；给本身就会等待 GPU 的准备或检查点代码（`torch.save`、`torch.load`、与设备之间的拷贝、"
+        "barrier）计时，或者给只在主机上构建对象的代码（`Net()`、`nn.Linear(...)`）计时，也不会报告。"
     )
     tip = "time-gpu-code-correctly"
     VALID = (
@@ -83,6 +108,15 @@ class TimingWithoutSync(Rule):
         "import time\nimport torch\nmodel = model.to('cuda')\nstart_time = time.time()\n"
         "for epoch in range(args.epochs):\n    train_stats = train_one_epoch(model, loader, optimizer)\n"
         "    out = model(x)\ntotal_time = time.time() - start_time\n",
+        # set-up that waits for the GPU by itself: building the model, copying it, loading weights
+        "import time\nimport torch\nt0 = time.time()\nmodel = Net(depth=50)\n"
+        "state = torch.load(path, map_location='cpu', weights_only=True)\n"
+        "model.load_state_dict(state['model'])\nmodel = model.cuda()\n"
+        "print(f'model ready in {time.time() - t0:.1f}s')\n",
+        # a checkpoint write: torch.save copies every tensor to the host first
+        "import time\nimport torch\nmodel = model.cuda()\nstart = time.perf_counter()\n"
+        "torch.save({'model': model.state_dict(), 'step': step}, path)\n"
+        "log(f'checkpoint written in {time.perf_counter() - start:.2f}s')\n",
     )
     INVALID = (
         Invalid(
@@ -179,17 +213,22 @@ class TimingWithoutSync(Rule):
                 ctx.loops.trains(node) or TimingWithoutSync._runs_phases(node)
             ):
                 return False  # a training loop's own pace, or the wall time of the whole run
-            if isinstance(node, ast.Call) and method_name(node) in {
-                "item",
-                "cpu",
-                "tolist",
-                "numpy",
-            }:
+            if isinstance(node, ast.Call) and (
+                method_name(node) in _WAITS
+                or ctx.qualname(node.func) in _WAITING_CALLS
+                or (
+                    method_name(node) in {"cuda", "to"}
+                    and device_of(ctx, node)[0]
+                    and kwarg(node, "non_blocking") is None
+                )
+            ):
                 return False  # these wait for the GPU themselves
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
                 work = True
             elif isinstance(node, ast.Call):
                 q = ctx.qualname(node.func) or ""
+                if _builds(ctx, node):
+                    continue  # building a module on the host launches no GPU work
                 if (
                     q.startswith("torch.") and not q.startswith("torch.cuda.")
                 ) or ctx.name_is_module(node.func):
