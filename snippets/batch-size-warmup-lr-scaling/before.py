@@ -22,7 +22,7 @@ def accumulate(model, parts):
 
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 1)).to(device)
-optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)  # one rate for every batch size
+optimizer = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)  # one rate for every batch
 data = torch.Generator().manual_seed(1)
 
 

@@ -32,6 +32,8 @@ def loss_fn(model, inputs, targets):
 
 
 torch.manual_seed(0)
+# bf16 weights keep the example short; a long run keeps fp32 master weights for AdamW (autocast,
+# or FSDP2's MixedPrecisionPolicy): updates below bf16's spacing are lost (memory-lean-optimizers).
 model = TinyLM().to(device, dtype)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 tokens = torch.randint(vocab, (batch, seq_len + 1), device=device)

@@ -44,7 +44,7 @@ def build_model(mesh, depth=DEPTH):
     torch.manual_seed(0)
     model = Model(depth=depth)
     for block in model.blocks:
-        block.compile(backend=BACKEND)
+        block.compile(backend=BACKEND, fullgraph=True)
         fully_shard(block, mesh=mesh)
     fully_shard(model, mesh=mesh)
     return model

@@ -13,6 +13,7 @@ from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor.experimental import context_parallel
 
 VOCAB, DIM, HEADS, SEQ = 64, 32, 2, 64
+IGNORE = -100  # the label of padding: no loss, no gradient
 
 
 class Attention(nn.Module):
@@ -50,7 +51,9 @@ def make_model():
 def long_batch():
     g = torch.Generator().manual_seed(1)
     tokens = torch.randint(0, VOCAB, (2, SEQ + 1), generator=g)
-    return tokens[:, :-1].clone(), tokens[:, 1:].clone()  # separate tensors, not views
+    inputs, labels = tokens[:, :-1].clone(), tokens[:, 1:].clone()  # separate tensors, not views
+    labels[1, -20:] = IGNORE  # the second sequence is shorter: padding at its end
+    return inputs, labels
 
 
 local_rank = int(os.environ["LOCAL_RANK"])
@@ -64,6 +67,9 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
 tokens, labels = (t.to(device) for t in long_batch())  # the same sequences on every CP rank
 positions = torch.arange(SEQ, device=device)
+# The valid tokens of the whole batch, counted before sharding (with data parallelism as well,
+# all-reduce this count over the DP ranks).
+n_valid = (labels != IGNORE).sum()
 optimizer.zero_grad()
 with context_parallel(
     cp_mesh,
@@ -71,7 +77,14 @@ with context_parallel(
     buffer_seq_dims=[1, 1, 0],
     no_restore_buffers={tokens, labels},
 ):
-    loss = F.cross_entropy(model(tokens, positions).flatten(0, 1), labels.flatten())
+    logits = model(tokens, positions)
+    # This rank's sum over its tokens / the batch's valid tokens: the ranks hold different
+    # numbers of valid tokens, so a mean per rank would weigh them unequally. FSDP averages
+    # the gradients over the CP ranks, hence the factor cp_mesh.size().
+    token_losses = F.cross_entropy(
+        logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE, reduction="sum"
+    )
+    loss = token_losses * cp_mesh.size() / n_valid
     loss.backward()  # the backward runs inside the context too
 optimizer.step()
 dist.destroy_process_group()

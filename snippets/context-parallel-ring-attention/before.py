@@ -12,6 +12,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 
 VOCAB, DIM, HEADS, SEQ = 64, 32, 2, 64
+IGNORE = -100  # the label of padding: no loss, no gradient
 
 
 class Attention(nn.Module):
@@ -48,7 +49,9 @@ def make_model():
 def long_batch():
     g = torch.Generator().manual_seed(1)
     tokens = torch.randint(0, VOCAB, (2, SEQ + 1), generator=g)
-    return tokens[:, :-1].clone(), tokens[:, 1:].clone()  # separate tensors, not views
+    inputs, labels = tokens[:, :-1].clone(), tokens[:, 1:].clone()  # separate tensors, not views
+    labels[1, -20:] = IGNORE  # the second sequence is shorter: padding at its end
+    return inputs, labels
 
 
 local_rank = int(os.environ["LOCAL_RANK"])

@@ -10,6 +10,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset
 
 CKPT_DIR = Path(os.environ.get("CKPT_DIR", "checkpoints"))
 TOTAL_STEPS = 12
@@ -34,6 +35,27 @@ def request_stop(signum, frame):
     stop_requested = True
 
 
+def ignore_sigterm(worker_id):
+    """DataLoader workers ignore SIGTERM: torchrun forwards it to each rank's whole process
+    group, and Slurm signals every process; a killed worker would make the loop raise
+    before the end-of-step save."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+class StepBatches(Dataset):
+    """Item `step` is a rank's batch of that step: data as a function of the step."""
+
+    def __init__(self, rank):
+        self.rank = rank
+
+    def __len__(self):
+        return TOTAL_STEPS
+
+    def __getitem__(self, step):
+        g = torch.Generator().manual_seed(1000 * step + self.rank)
+        return torch.randn(8, 16, generator=g), torch.randn(8, 1, generator=g)
+
+
 def latest_checkpoint():
     paths = sorted(CKPT_DIR.glob("step-*.pt"))  # complete files only, never *.tmp
     return paths[-1] if paths else None
@@ -53,9 +75,9 @@ def save(model, optimizer, step):
     dist.barrier()
 
 
-def train_step(model, optimizer, step):
-    g = torch.Generator().manual_seed(1000 * step + dist.get_rank())  # data: a function of the step
-    x, y = torch.randn(8, 16, generator=g), torch.randn(8, 1, generator=g)
+def train_step(model, optimizer, step, batch):
+    """One optimizer step on `batch`, the data of step `step`."""
+    x, y = batch
     loss = nn.functional.mse_loss(model(x), y)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
@@ -73,8 +95,15 @@ def train():
         model.module.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         start = ckpt["step"]
-    for step in range(start, TOTAL_STEPS):
-        train_step(model, optimizer, step)
+    batches = DataLoader(
+        StepBatches(dist.get_rank()),
+        batch_size=None,  # each item is already a batch
+        sampler=range(start, TOTAL_STEPS),  # resume at the checkpoint's step
+        num_workers=1,
+        worker_init_fn=ignore_sigterm,
+    )
+    for step, batch in zip(range(start, TOTAL_STEPS), batches, strict=True):
+        train_step(model, optimizer, step, batch)
         # A host tensor: reading it never waits for the GPU (with "cpu:gloo,cuda:nccl" below,
         # gloo reduces it).
         stop = torch.tensor(float(stop_requested))

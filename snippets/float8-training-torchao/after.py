@@ -19,6 +19,8 @@ def make_model():
         w2=nn.Linear(hidden, dim, bias=False),
         output=nn.Linear(dim, vocab, bias=False),
     )
+    # bf16 weights keep the example short; a long run keeps fp32 master weights for AdamW
+    # (FSDP2's MixedPrecisionPolicy, as torchtitan does): updates below bf16's spacing are lost.
     return nn.Sequential(layers).to(device, torch.bfloat16)
 
 

@@ -1,4 +1,4 @@
-# On several nodes, use HSDP: `fully_shard` on a 2-D ("replicate", "shard") mesh shards inside a node and replicates across nodes (after)
+# On several nodes, use HSDP: `fully_shard` on a 2-D `("replicate", "shard")` mesh shards inside a node and replicates across nodes (after)
 # Generated from tips/hsdp-replicate-shard-mesh.yaml by `python -m generator snippets`; do not edit by hand.
 # Every rank runs this script. Run: SHARD_SIZE=2 torchrun --standalone --nproc_per_node 4 snippets/hsdp-replicate-shard-mesh/after.py
 import os

@@ -1,4 +1,4 @@
-# On several nodes, use HSDP: `fully_shard` on a 2-D ("replicate", "shard") mesh shards inside a node and replicates across nodes (before)
+# On several nodes, use HSDP: `fully_shard` on a 2-D `("replicate", "shard")` mesh shards inside a node and replicates across nodes (before)
 # Generated from tips/hsdp-replicate-shard-mesh.yaml by `python -m generator snippets`; do not edit by hand.
 # Every rank runs this script. Run: torchrun --standalone --nproc_per_node 4 snippets/hsdp-replicate-shard-mesh/before.py
 from datetime import timedelta

@@ -1,6 +1,7 @@
 # Measure model FLOPs utilisation (MFU) of a training step with FlopCounterMode (after)
 # Generated from tips/measure-mfu.yaml by `python -m generator snippets`; do not edit by hand.
 # Run: python snippets/measure-mfu/after.py
+import re
 import time
 
 import torch
@@ -13,10 +14,11 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 dtype = torch.bfloat16 if device == "cuda" else torch.float32
 
 # Dense (no 2:4 sparsity) bf16 Tensor Core peak per GPU, from NVIDIA's datasheets. The first
-# key found in the device name wins: "H100 NVL" before "H100", "GB200" before "B200".
+# key found as a word of the device name wins: "H100 NVL" before "H100"; "NVIDIA GH200" is
+# not an H200, nor "NVIDIA GB200" a B200.
 PEAK_BF16_FLOPS = {
-    "H100 PCIe": 756e12, "H100 NVL": 835e12, "H100": 989e12, "H200": 989e12,
-    "GB200": 2500e12, "B200": 2250e12, "A100": 312e12,
+    "H100 PCIe": 756e12, "H100 NVL": 835e12, "H200 NVL": 835e12, "H100": 989e12,
+    "H200": 989e12, "GB200": 2500e12, "B200": 2250e12, "A100": 312e12,
 }
 
 
@@ -91,7 +93,8 @@ def seconds_per_step(steps=5):
 
 def datasheet_peak(device_name):
     """The datasheet peak of a GPU by its name, or None for a GPU not in the table."""
-    return next((v for k, v in PEAK_BF16_FLOPS.items() if k in device_name), None)
+    matches = (v for k, v in PEAK_BF16_FLOPS.items() if re.search(rf"\b{k}\b", device_name))
+    return next(matches, None)
 
 
 def peak_flops():

@@ -40,6 +40,8 @@ class MoE(nn.Module):
 
 
 torch.manual_seed(0)
+# bf16 weights keep the example short; a long run keeps fp32 master weights for AdamW (autocast,
+# or FSDP2's MixedPrecisionPolicy): updates below bf16's spacing are lost (memory-lean-optimizers).
 moe = MoE(dim=64, hidden=128, num_experts=8, top_k=2).to(device, dtype)
 optimizer = torch.optim.AdamW(moe.parameters(), lr=1e-3)
 x = torch.randn(512, 64, device=device, dtype=dtype)

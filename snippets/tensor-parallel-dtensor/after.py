@@ -1,4 +1,4 @@
-# Tensor-parallelise the blocks with `parallelize_module`, add sequence parallel and `loss_parallel`, and compose it with FSDP on a 2-D ("dp", "tp") mesh (after)
+# Tensor-parallelise the blocks with `parallelize_module`, add sequence parallel and `loss_parallel`, and compose it with FSDP on a 2-D `("dp", "tp")` mesh (after)
 # Generated from tips/tensor-parallel-dtensor.yaml by `python -m generator snippets`; do not edit by hand.
 # Every rank runs this script. Run: torchrun --standalone --nproc_per_node 4 snippets/tensor-parallel-dtensor/after.py
 from datetime import timedelta

@@ -1,4 +1,4 @@
-# Tensor-parallelise the blocks with `parallelize_module`, add sequence parallel and `loss_parallel`, and compose it with FSDP on a 2-D ("dp", "tp") mesh (before)
+# Tensor-parallelise the blocks with `parallelize_module`, add sequence parallel and `loss_parallel`, and compose it with FSDP on a 2-D `("dp", "tp")` mesh (before)
 # Generated from tips/tensor-parallel-dtensor.yaml by `python -m generator snippets`; do not edit by hand.
 # Every rank runs this script. Run: torchrun --standalone --nproc_per_node 2 snippets/tensor-parallel-dtensor/before.py
 from datetime import timedelta

@@ -212,6 +212,41 @@ UNKNOWN_GPUS = [
 ]
 
 
+def test_measure_mfu_tip_agrees_with_the_composers_peaks() -> None:
+    """The measure-mfu tip's peak table gives each GPU the composer's bf16 peak (to the
+    rounding of the tip's whole TFLOP/s), and the composer knows every GPU the tip names."""
+    import ast
+    import re
+
+    from generator.records.load import get_tip
+
+    tree = ast.parse(get_tip("measure-mfu").after.code)
+    wanted = {"PEAK_BF16_FLOPS", "datasheet_peak"}
+    nodes = [
+        n
+        for n in tree.body
+        if (
+            isinstance(n, ast.Assign)
+            and {t.id for t in n.targets if isinstance(t, ast.Name)} & wanted
+        )
+        or (isinstance(n, ast.FunctionDef) and n.name in wanted)
+    ]
+    assert len(nodes) == 2
+    namespace: dict = {"re": re}  # the snippet's lookup matches whole words
+    exec(compile(ast.Module(body=nodes, type_ignores=[]), "measure-mfu", "exec"), namespace)
+    tip_peak = namespace["datasheet_peak"]
+    named = 0
+    for name, (bf16, _, _) in KNOWN_GPUS.items():
+        peak = tip_peak(name)
+        if peak is not None:
+            named += 1
+            assert abs(peak / 1e12 - bf16) < 1.0, (name, peak, bf16)
+    for name in UNKNOWN_GPUS:
+        assert tip_peak(name) is None, name
+    # Every row of the tip's table is one of the composer's GPUs.
+    assert named >= len(namespace["PEAK_BF16_FLOPS"]), named
+
+
 def test_script_helpers(tmp_path, runner):
     """The FLOP count, the peak lookup, the speed text, batched reads and the presets."""
     write_script(tmp_path, [])
