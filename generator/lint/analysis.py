@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from functools import cached_property
 
+from generator.lint.lines import Lines
 from generator.lint.syntax import (
     FUNCTIONS,
     SCOPES,
@@ -59,7 +60,8 @@ class Context:
         path: the file name as given to the lint.
         source: its text.
         tree: the ``ast.Module``.
-        lines: the source split into lines (``lines[0]`` is line 1).
+        lines: the source split into lines as ``ast`` splits them (``lines[0]`` is line 1;
+            `generator.lint.lines.Lines`).
         imports: local name -> imported dotted name (``F`` -> ``torch.nn.functional``).
         by_type: every node of the tree by its type.
         calls_by_qualname: calls by the resolved name of what they call.
@@ -71,7 +73,7 @@ class Context:
         self.path = path
         self.source = source
         self.tree = tree
-        self.lines = source.split("\n")
+        self.lines = Lines(source)
         self.parents: dict[ast.AST, ast.AST] = {}
         self.by_type: defaultdict[type, list[ast.AST]] = defaultdict(list)
         stack: list[ast.AST] = [tree]

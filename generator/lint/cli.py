@@ -48,7 +48,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if args.list_rules:
         return _list_rules(args.format, args.lang)
     if not args.paths:
-        raise LintUsageError("give a file or folder to check (or --list-rules, --explain CODE)")
+        raise LintUsageError("no_paths")
     run = api.run(  # bad codes or configuration: exit status 2
         args.paths,
         select=args.select,

@@ -47,7 +47,7 @@ def find_rule(code: str) -> type[Rule]:
     for rule in RULES:
         if rule.code == wanted:
             return rule
-    raise LintUsageError(f"unknown rule code {code!r} (codes run from PTT001 to {RULES[-1].code})")
+    raise LintUsageError("unknown_code", code=code, last=RULES[-1].code)
 
 
 def examples(rule: type[Rule]) -> tuple[str, str]:

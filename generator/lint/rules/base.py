@@ -13,10 +13,12 @@ rule pages of the site, SARIF. `Rule.check` receives the analysed file
 from __future__ import annotations
 
 import ast
+import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from generator.lint.lines import Lines, Token
 from generator.lint.syntax import span
 
 if TYPE_CHECKING:
@@ -154,33 +156,119 @@ def insert(at: tuple[int, int], text: str) -> Edit:
     return Edit(at, at, text)
 
 
-def rename_attribute(node: ast.Attribute, new: str) -> Edit:
-    """Replace the last name of ``a.b.old`` with ``new``."""
+#: An edit a helper could not place (a region that does not tokenize): the report keeps its
+#: finding, without a fix.
+UNFIXABLE = Edit((0, 0), (0, 0), "")
+
+
+def _lines(lines: list[str]) -> Lines:
+    return lines if isinstance(lines, Lines) else Lines("\n".join(lines))
+
+
+def _tokens(lines: list[str], node: ast.AST) -> list[Token]:
+    return _lines(lines).tokens(start_of(node), end_of(node))
+
+
+def rename_attribute(node: ast.Attribute, new: str, lines: list[str] | None = None) -> Edit:
+    """Replace the last name of ``a.b.old`` with ``new``: the name's token as written
+    (Python reads ``memory_cacheｄ`` as ``memory_cached``: the ``ast`` name is normalised,
+    the source is not). Without ``lines``, the name is measured from the ``ast``, which is
+    right only for an ASCII name."""
     line, end = end_of(node)
-    return Edit((line, end - len(node.attr.encode("utf-8"))), (line, end), new)
+    if lines is None:
+        if not node.attr.isascii():
+            return UNFIXABLE
+        return Edit((line, end - len(node.attr)), (line, end), new)
+    try:
+        name = _tokens(lines, node)[-1]
+    except ValueError:
+        return UNFIXABLE
+    if name.type != tokenize.NAME or name.end != (line, end):
+        return UNFIXABLE
+    return Edit(name.start, name.end, new)
+
+
+def _open_paren_index(tokens: list[Token], call: ast.Call) -> int:
+    after = end_of(call.func)
+    for i, tok in enumerate(tokens):
+        if tok.start >= after and tok.string == "(":
+            return i
+    raise ValueError("no opening parenthesis")
 
 
 def open_paren(lines: list[str], call: ast.Call) -> tuple[int, int]:
-    """The position just after the ``(`` of ``call``."""
-    line, col = end_of(call.func)
-    while line <= len(lines):
-        raw = lines[line - 1].encode("utf-8")
-        i = raw.find(b"(", col)
-        if i >= 0:
-            return (line, i + 1)
-        line, col = line + 1, 0
-    raise ValueError("no opening parenthesis")  # pragma: no cover - ast guarantees one
+    """The position just after the ``(`` of ``call`` (the token: a ``(`` in a comment
+    between the name and the parenthesis does not count)."""
+    try:
+        tokens = _tokens(lines, call)
+        return tokens[_open_paren_index(tokens, call)].end
+    except ValueError:
+        return UNFIXABLE.start
 
 
 def after_last_argument(lines: list[str], call: ast.Call) -> tuple[tuple[int, int], bool]:
-    """Where to add an argument to ``call``, and whether it already has arguments."""
-    args: list[ast.AST] = [*call.args, *call.keywords]
-    if not args:
-        return open_paren(lines, call), False
-    return max(end_of(a) for a in args), True
+    """Where to add an argument to ``call``, and whether it already has arguments: after the
+    last argument's last token (its closing parentheses included), before a trailing comma."""
+    try:
+        tokens = _tokens(lines, call)
+        opening = _open_paren_index(tokens, call)
+    except ValueError:
+        return UNFIXABLE.start, False
+    if tokens[-1].string != ")" or len(tokens) - 1 <= opening:
+        return UNFIXABLE.start, False
+    last = len(tokens) - 2
+    if last == opening:
+        return tokens[opening].end, False
+    if tokens[last].string == "," and last - 1 > opening:
+        last -= 1
+    return tokens[last].end, True
+
+
+def argument_start(lines: list[str], call: ast.Call, arg: ast.expr) -> tuple[int, int]:
+    """Where the positional argument ``arg`` of ``call`` starts, the parentheses around it
+    included (where ``name=`` goes)."""
+    try:
+        tokens = _tokens(lines, call)
+        opening = _open_paren_index(tokens, call)
+    except ValueError:
+        return UNFIXABLE.start
+    at = start_of(arg)
+    i = next((i for i, t in enumerate(tokens) if t.start == at), None)
+    if i is None or i <= opening:
+        return UNFIXABLE.start
+    while i - 1 > opening and tokens[i - 1].string == "(":
+        i -= 1
+    return tokens[i].start if tokens[i - 1].string in {",", "("} else UNFIXABLE.start
 
 
 def add_keyword(lines: list[str], call: ast.Call, text: str) -> Edit:
-    """Append the keyword argument ``text`` (``weights_only=True``) to ``call``."""
+    """Append the keyword argument ``text`` (``weights_only=True``) to ``call``. A bare
+    generator expression, the only argument, is put in parentheses as well (``f(x for x in
+    y)`` shares its parentheses with the call)."""
+    args = call.args
+    if len(args) == 1 and not call.keywords and isinstance(args[0], ast.GeneratorExp):
+        try:
+            tokens = _tokens(lines, call)
+            opening = _open_paren_index(tokens, call)
+        except ValueError:
+            return UNFIXABLE
+        if start_of(args[0]) == tokens[opening].start:  # the call's parentheses
+            inside = _lines(lines).segment(tokens[opening].end, tokens[-1].start)
+            return Edit(tokens[opening].end, tokens[-1].start, f"({inside}), {text}")
     at, has_args = after_last_argument(lines, call)
     return insert(at, f", {text}" if has_args else text)
+
+
+def remove_method_call(lines: list[str], call: ast.Call) -> Edit:
+    """Delete ``.name(...)`` from ``receiver.name(...)``: from the ``.`` token (after the
+    parentheses of a parenthesised receiver) to the end of the call."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return UNFIXABLE
+    try:
+        tokens = _tokens(lines, func)
+    except ValueError:
+        return UNFIXABLE
+    after = end_of(func.value)
+    dot = next((t for t in tokens if t.start >= after and t.string == "."), None)
+    return UNFIXABLE if dot is None else Edit(dot.start, end_of(call), "")
