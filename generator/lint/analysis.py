@@ -14,8 +14,9 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from functools import cached_property
+from typing import Any
 
 from generator.lint.lines import Lines
 from generator.lint.syntax import (
@@ -100,6 +101,8 @@ class Context:
             if q is not None:
                 self.calls_by_qualname[q].append(call)
         self.loops = TrainingLoops(self)
+        #: Facts a rule computes once per file (or per scope) and asks for many times.
+        self.memo: dict[Hashable, Any] = {}
 
     # --- names -----------------------------------------------------------------------------
 
@@ -207,6 +210,15 @@ class Context:
         parts += self.lines[start : end - 1]
         parts.append(self.lines[end - 1].encode("utf-8")[:end_col].decode("utf-8"))
         return "\n".join(parts)
+
+    @cached_property
+    def calls_by_name(self) -> dict[str, list[ast.Call]]:
+        """Calls of a plain name, ``f(...)``, by the name."""
+        out: defaultdict[str, list[ast.Call]] = defaultdict(list)
+        for call in self.by_type[ast.Call]:
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                out[call.func.id].append(call)
+        return out
 
     # --- structure -------------------------------------------------------------------------
 
@@ -362,11 +374,7 @@ class Context:
         func = self.enclosing_function(node)
         if func is None:
             return not any(isinstance(a, ast.ClassDef | ast.Lambda) for a in self.ancestors(node))
-        callers = [
-            c
-            for c in self.by_type[ast.Call]
-            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == func.name
-        ]
+        callers = self.calls_by_name.get(func.name, [])
         return any(
             not self.is_conditional(c) and self.enclosing_function(c) is not func for c in callers
         )

@@ -172,9 +172,11 @@ def sound(
     findings: list[Finding],
     fstrings: Sequence[tuple[Position, Position]] = (),
     path: str = "<string>",
+    compile_check: bool = True,
 ) -> list[Finding]:
     """``findings``, where a fix is kept only if it can be placed, edits no f-string and
-    leaves code that compiles (checked round by round, see the module's text)."""
+    (with ``compile_check``) leaves code that compiles, checked round by round (see the
+    module's text)."""
     candidates: list[tuple[Finding, list[Span]]] = []
     bad: set[int] = set()
     outer = _outermost([(lines.offset(s), lines.offset(e)) for s, e in fstrings])
@@ -187,11 +189,10 @@ def sound(
             bad.add(i)
             continue
         candidates.append((finding, placed))
-    if candidates:
+    if candidates and compile_check:
         budget = _Budget(MAX_COMPILES)
         kept: set[int] = set()
-        groups = rounds(candidates)
-        for group in groups:
+        for group in rounds(candidates):
             kept |= {id(f) for f, _ in _keep(source, path, group, budget)}
         bad |= {i for i, f in enumerate(findings) if f.edits and id(f) not in kept}
     if not bad:

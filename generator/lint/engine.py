@@ -223,9 +223,11 @@ def check_tree(
     rules: Sequence[type[Rule]],
     lang: str = "en",
     noqa: Suppressions | None = None,
+    compile_check: bool = True,
 ) -> list[Finding]:
     """Run ``rules`` on an analysed file; messages in ``lang``; ``noqa`` comments applied;
-    a fix kept only where it compiles (`generator.lint.edits.sound`); sorted by position.
+    a fix kept only where it can be placed and (``compile_check``: `--fix` compiles what
+    it applies itself) where it compiles (`generator.lint.edits.sound`); sorted by position.
 
     Raises:
         RuleFailure: a rule raised (after the other rules ran).
@@ -242,7 +244,7 @@ def check_tree(
             failure = failure or (rule.code, err)
     found = sorted(out)
     if any(f.edits for f in found):
-        found = sound(ctx.source, ctx.lines, found, _fstrings(ctx), ctx.path)
+        found = sound(ctx.source, ctx.lines, found, _fstrings(ctx), ctx.path, compile_check)
     if failure is not None:
         raise RuleFailure(failure[0], failure[1], found)
     return found
@@ -253,8 +255,10 @@ def lint_source(
     path: str = "<string>",
     rules: Sequence[type[Rule]] | None = None,
     lang: str = "en",
+    compile_check: bool = True,
 ) -> list[Finding]:
-    """Check one string of Python source (default: with every default rule).
+    """Check one string of Python source (default: with every default rule); with
+    ``compile_check``, a fix is kept only where it compiles.
 
     Raises:
         SyntaxError: ``source`` does not parse.
@@ -262,7 +266,7 @@ def lint_source(
     """
     tree = ast.parse(source, path)
     chosen = [r for r in RULES if r.default] if rules is None else rules
-    return check_tree(Context(tree, source, path), chosen, lang)
+    return check_tree(Context(tree, source, path), chosen, lang, compile_check=compile_check)
 
 
 def internal_error(display: str, err: BaseException) -> FileError:

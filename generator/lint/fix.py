@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.lint.edits import apply, compiles, keep_compiling, rounds, spans
+from generator.lint.edits import apply, keep_compiling, rounds, spans
 from generator.lint.engine import Finding, lint_source
 from generator.lint.files import FileError, printable, source_encoding
 from generator.lint.lines import Lines, split_keepends
@@ -115,8 +115,8 @@ def fix_source(
     unsafe: bool = False,
 ) -> tuple[str, int]:
     """Apply every safe fix (and unsafe one, when ``unsafe``) to ``source`` until none is
-    left (or `MAX_PASSES`); return the new text and the number of fixes applied. The text of
-    every pass compiles (a fix that would break it is left out).
+    left (or `MAX_PASSES`); return the new text and the number of fixes applied. The fixes
+    of a pass are compiled together, and one that breaks the code is left out alone.
 
     Raises:
         SyntaxError: ``source`` does not parse.
@@ -125,18 +125,14 @@ def fix_source(
     total = 0
     current = source
     for _ in range(MAX_PASSES):
-        findings = lint_source(current, path, rules)
-        new, applied = apply_fixes(current, findings, unsafe)
-        if not applied:
+        findings = lint_source(current, path, rules, compile_check=False)
+        lines = Lines(current)
+        chosen = [(f, p) for f in findings if applies(f, unsafe) and (p := spans(lines, f))]
+        groups = rounds(chosen)
+        group = keep_compiling(current, path, groups[0]) if groups else []
+        if not group:
             break
-        if not compiles(new, path):  # fixes checked apart that fail together: rare
-            lines = Lines(current)
-            chosen = [(f, p) for f in findings if applies(f, unsafe) and (p := spans(lines, f))]
-            group = keep_compiling(current, path, rounds(chosen)[0])
-            if not group:
-                break
-            new, applied = apply(current, group), len(group)
-        current, total = new, total + applied
+        current, total = apply(current, group), total + len(group)
     return current, total
 
 

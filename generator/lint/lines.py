@@ -7,33 +7,22 @@ or mixed-line-ending file is read, reported and fixed like any other, and the li
 the file are kept when it is written back (the edits change the text between positions;
 they never normalise the ends).
 
-`tokens` tokenizes one region of the source (a call, an attribute), so that an edit is
-placed at a token (``(``, a name, ``.``), never found by searching the raw text (a ``(`` in
-a comment) or measured from an ``ast`` name (which Python normalises: NFKC).
+`Lines.punctuation` reads the punctuation between two nodes (the ``(`` of a call after its
+name, the ``)`` of a parenthesised argument, the ``.`` of a method), skipping blanks,
+comments and line continuations, so that an edit is placed at the character the tokenizer
+reads, never found by searching the raw text (a ``(`` in a comment) or measured from an
+``ast`` name (which Python normalises: NFKC).
 """
 
 from __future__ import annotations
 
-import io
+import bisect
 import re
-import tokenize
+from collections.abc import Iterator
 from functools import cached_property
-from typing import NamedTuple
 
 #: Where a line ends, for ``ast`` and the tokenizer.
 LINE_END = re.compile(r"\r\n|\r|\n")
-
-#: Token types that carry no code.
-_TRIVIA = frozenset(
-    {
-        tokenize.NL,
-        tokenize.NEWLINE,
-        tokenize.COMMENT,
-        tokenize.INDENT,
-        tokenize.DEDENT,
-        tokenize.ENDMARKER,
-    }
-)
 
 #: A position as ``ast`` gives it: 1-based line, 0-based column in UTF-8 bytes.
 Position = tuple[int, int]
@@ -72,15 +61,6 @@ def byte_column(line: str, char_col: int) -> int:
     return len(line[:char_col].encode("utf-8"))
 
 
-class Token(NamedTuple):
-    """A token of the source, with `Position` s (columns in UTF-8 bytes)."""
-
-    type: int
-    string: str
-    start: Position
-    end: Position
-
-
 class Lines(list[str]):
     """The lines of ``source`` (without their ends), and the conversions between ``ast``
     positions and offsets in the text."""
@@ -103,7 +83,10 @@ class Lines(list[str]):
     def valid(self, pos: Position) -> bool:
         """Whether ``pos`` is a position in the text (on a line, at most its end)."""
         line, col = pos
-        return 1 <= line <= len(self) and 0 <= col <= len(self[line - 1].encode("utf-8"))
+        if not 1 <= line <= len(self) or col < 0:
+            return False
+        text = self[line - 1]
+        return col <= (len(text) if text.isascii() else len(text.encode("utf-8")))
 
     def offset(self, pos: Position) -> int:
         """The offset in ``source`` of ``pos``.
@@ -125,38 +108,27 @@ class Lines(list[str]):
         """The text between two positions."""
         return self.source[self.offset(start) : self.offset(end)]
 
-    def tokens(self, start: Position, end: Position) -> list[Token]:
-        """The tokens of the code between ``start`` and ``end`` (a whole node: an
-        expression, a call), comments and line ends left out.
+    def position(self, offset: int) -> Position:
+        """The `Position` of an offset in ``source``."""
+        line = bisect.bisect_right(self.starts, offset)
+        text = self[line - 1]
+        return line, byte_column(text, offset - self.starts[line - 1])
 
-        Raises:
-            ValueError: the region does not tokenize on its own.
-        """
-        text = self.segment(start, end)
-        first_line, first_col = start[0], char_column(self[start[0] - 1], start[1])
-        out: list[Token] = []
-        try:
-            for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
-                if (
-                    tok.type in _TRIVIA
-                    or tok.type == tokenize.ERRORTOKEN
-                    and not tok.string.strip()
-                ):
-                    continue
-                out.append(
-                    Token(
-                        tok.type,
-                        tok.string,
-                        self._at(tok.start, first_line, first_col),
-                        self._at(tok.end, first_line, first_col),
-                    )
-                )
-        except (tokenize.TokenError, SyntaxError) as err:
-            raise ValueError(f"the region does not tokenize: {err}") from None
-        return out
-
-    def _at(self, pos: tuple[int, int], first_line: int, first_col: int) -> Position:
-        row, col = pos
-        line = first_line + row - 1
-        char = col + first_col if row == 1 else col
-        return line, byte_column(self[line - 1], char)
+    def punctuation(self, start: int, end: int) -> Iterator[tuple[int, str]]:
+        """The characters between two offsets that are not blank, a comment or a line
+        continuation, with their offsets: the punctuation between two nodes (``)``, ``,``,
+        ``(``, ``.``), where a string cannot be, so no tokenizer is needed."""
+        source = self.source
+        i = start
+        while i < end:
+            ch = source[i]
+            if ch in " \t\f\r\n":
+                i += 1
+            elif ch == "#":
+                while i < end and source[i] not in "\r\n":
+                    i += 1
+            elif ch == "\\" and i + 1 < end and source[i + 1] in "\r\n":
+                i += 2
+            else:
+                yield i, ch
+                i += 1

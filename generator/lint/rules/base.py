@@ -13,12 +13,11 @@ rule pages of the site, SARIF. `Rule.check` receives the analysed file
 from __future__ import annotations
 
 import ast
-import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from generator.lint.lines import Lines, Token
+from generator.lint.lines import Lines
 from generator.lint.syntax import span
 
 if TYPE_CHECKING:
@@ -165,80 +164,100 @@ def _lines(lines: list[str]) -> Lines:
     return lines if isinstance(lines, Lines) else Lines("\n".join(lines))
 
 
-def _tokens(lines: list[str], node: ast.AST) -> list[Token]:
-    return _lines(lines).tokens(start_of(node), end_of(node))
+def _name_char(ch: str) -> bool:
+    """A character the tokenizer reads as part of a name (any non-ASCII one: Python
+    normalises and checks the whole name afterwards)."""
+    return ch == "_" or ch.isalnum() if ch.isascii() else True
 
 
 def rename_attribute(node: ast.Attribute, new: str, lines: list[str] | None = None) -> Edit:
-    """Replace the last name of ``a.b.old`` with ``new``: the name's token as written
-    (Python reads ``memory_cacheｄ`` as ``memory_cached``: the ``ast`` name is normalised,
-    the source is not). Without ``lines``, the name is measured from the ``ast``, which is
-    right only for an ASCII name."""
+    """Replace the last name of ``a.b.old`` with ``new``: the name as written (Python reads
+    ``memory_cacheｄ`` as ``memory_cached``: the ``ast`` name is normalised, the source is
+    not). Without ``lines`` the name is measured from the ``ast``: only an ASCII name."""
     line, end = end_of(node)
     if lines is None:
         if not node.attr.isascii():
             return UNFIXABLE
         return Edit((line, end - len(node.attr)), (line, end), new)
+    text = _lines(lines)
     try:
-        name = _tokens(lines, node)[-1]
-    except ValueError:
+        stop = text.offset((line, end))
+    except IndexError:
         return UNFIXABLE
-    if name.type != tokenize.NAME or name.end != (line, end):
-        return UNFIXABLE
-    return Edit(name.start, name.end, new)
+    source, at = text.source, stop
+    while at > 0 and _name_char(source[at - 1]):
+        at -= 1
+    return UNFIXABLE if at == stop else Edit(text.position(at), (line, end), new)
 
 
-def _open_paren_index(tokens: list[Token], call: ast.Call) -> int:
-    after = end_of(call.func)
-    for i, tok in enumerate(tokens):
-        if tok.start >= after and tok.string == "(":
-            return i
-    raise ValueError("no opening parenthesis")
+def _parens(text: Lines, call: ast.Call) -> tuple[int, int] | None:
+    """The offsets of the ``(`` and the ``)`` of ``call``."""
+    try:
+        after, close = text.offset(end_of(call.func)), text.offset(end_of(call)) - 1
+    except IndexError:
+        return None
+    if close < after or text.source[close] != ")":
+        return None
+    for i, ch in text.punctuation(after, close + 1):
+        if ch == "(":
+            return i, close
+        if ch != ")":  # the closing parentheses of a parenthesised callee only
+            return None
+    return None
 
 
 def open_paren(lines: list[str], call: ast.Call) -> tuple[int, int]:
-    """The position just after the ``(`` of ``call`` (the token: a ``(`` in a comment
-    between the name and the parenthesis does not count)."""
-    try:
-        tokens = _tokens(lines, call)
-        return tokens[_open_paren_index(tokens, call)].end
-    except ValueError:
-        return UNFIXABLE.start
+    """The position just after the ``(`` of ``call`` (a ``(`` in a comment between the name
+    and the parenthesis does not count)."""
+    text = _lines(lines)
+    found = _parens(text, call)
+    return UNFIXABLE.start if found is None else text.position(found[0] + 1)
 
 
 def after_last_argument(lines: list[str], call: ast.Call) -> tuple[tuple[int, int], bool]:
     """Where to add an argument to ``call``, and whether it already has arguments: after the
-    last argument's last token (its closing parentheses included), before a trailing comma."""
-    try:
-        tokens = _tokens(lines, call)
-        opening = _open_paren_index(tokens, call)
-    except ValueError:
+    last argument and the parentheses around it, before a trailing comma."""
+    text = _lines(lines)
+    found = _parens(text, call)
+    if found is None:
         return UNFIXABLE.start, False
-    if tokens[-1].string != ")" or len(tokens) - 1 <= opening:
+    opening, close = found
+    args: list[ast.AST] = [*call.args, *call.keywords]
+    if not args:
+        return text.position(opening + 1), False
+    at = text.offset(max(end_of(a) for a in args))
+    if at > close:  # a bare generator expression: it shares the call's parentheses
         return UNFIXABLE.start, False
-    last = len(tokens) - 2
-    if last == opening:
-        return tokens[opening].end, False
-    if tokens[last].string == "," and last - 1 > opening:
-        last -= 1
-    return tokens[last].end, True
+    for i, ch in text.punctuation(at, close):
+        if ch == ",":
+            break
+        if ch != ")":
+            return UNFIXABLE.start, False
+        at = i + 1
+    return text.position(at), True
 
 
 def argument_start(lines: list[str], call: ast.Call, arg: ast.expr) -> tuple[int, int]:
     """Where the positional argument ``arg`` of ``call`` starts, the parentheses around it
     included (where ``name=`` goes)."""
-    try:
-        tokens = _tokens(lines, call)
-        opening = _open_paren_index(tokens, call)
-    except ValueError:
+    text = _lines(lines)
+    found = _parens(text, call)
+    if found is None or arg not in call.args:
         return UNFIXABLE.start
-    at = start_of(arg)
-    i = next((i for i, t in enumerate(tokens) if t.start == at), None)
-    if i is None or i <= opening:
-        return UNFIXABLE.start
-    while i - 1 > opening and tokens[i - 1].string == "(":
-        i -= 1
-    return tokens[i].start if tokens[i - 1].string in {",", "("} else UNFIXABLE.start
+    k = call.args.index(arg)
+    start = found[0] + 1 if k == 0 else text.offset(end_of(call.args[k - 1]))
+    at = text.offset(start_of(arg))
+    separated, first = k == 0, None
+    for i, ch in text.punctuation(start, at):
+        if ch == ")" and not separated:
+            continue
+        if ch == "," and not separated:
+            separated = True
+        elif ch == "(" and separated:
+            first = i if first is None else first
+        else:
+            return UNFIXABLE.start
+    return text.position(at if first is None else first)
 
 
 def add_keyword(lines: list[str], call: ast.Call, text: str) -> Edit:
@@ -247,28 +266,32 @@ def add_keyword(lines: list[str], call: ast.Call, text: str) -> Edit:
     y)`` shares its parentheses with the call)."""
     args = call.args
     if len(args) == 1 and not call.keywords and isinstance(args[0], ast.GeneratorExp):
-        try:
-            tokens = _tokens(lines, call)
-            opening = _open_paren_index(tokens, call)
-        except ValueError:
+        source = _lines(lines)
+        found = _parens(source, call)
+        if found is None:
             return UNFIXABLE
-        if start_of(args[0]) == tokens[opening].start:  # the call's parentheses
-            inside = _lines(lines).segment(tokens[opening].end, tokens[-1].start)
-            return Edit(tokens[opening].end, tokens[-1].start, f"({inside}), {text}")
+        opening, close = found
+        if source.offset(start_of(args[0])) == opening:  # the call's own parentheses
+            inside = source.source[opening + 1 : close]
+            return Edit(source.position(opening + 1), source.position(close), f"({inside}), {text}")
     at, has_args = after_last_argument(lines, call)
     return insert(at, f", {text}" if has_args else text)
 
 
 def remove_method_call(lines: list[str], call: ast.Call) -> Edit:
-    """Delete ``.name(...)`` from ``receiver.name(...)``: from the ``.`` token (after the
+    """Delete ``.name(...)`` from ``receiver.name(...)``: from the ``.`` (after the closing
     parentheses of a parenthesised receiver) to the end of the call."""
     func = call.func
     if not isinstance(func, ast.Attribute):
         return UNFIXABLE
+    text = _lines(lines)
     try:
-        tokens = _tokens(lines, func)
-    except ValueError:
+        after, stop = text.offset(end_of(func.value)), text.offset(end_of(func))
+    except IndexError:
         return UNFIXABLE
-    after = end_of(func.value)
-    dot = next((t for t in tokens if t.start >= after and t.string == "."), None)
-    return UNFIXABLE if dot is None else Edit(dot.start, end_of(call), "")
+    for i, ch in text.punctuation(after, stop):
+        if ch == ".":
+            return Edit(text.position(i), end_of(call), "")
+        if ch != ")":
+            break
+    return UNFIXABLE
