@@ -84,9 +84,17 @@ def unified_diff(a: list[str], b: list[str], fromfile: str, tofile: str, context
                 out += ["-" + line for line in a[i1:i2]]
             if tag in {"replace", "insert"}:
                 out += ["+" + line for line in b[j1:j2]]
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out
-    )
+    return "".join(_terminated(line) for line in out)
+
+
+def _terminated(line: str) -> str:
+    """A diff line ended by a newline: one ended by a lone ``\\r`` (a CR-only file) gets one
+    too, one with no end at all the ``\\ No newline at end of file`` marker."""
+    if line.endswith("\n"):
+        return line
+    if line.endswith("\r"):
+        return line + "\n"
+    return line + "\n\\ No newline at end of file\n"
 
 
 def applies(finding: Finding, unsafe: bool = False) -> bool:
