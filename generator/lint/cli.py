@@ -230,10 +230,38 @@ def _add_lint(p: argparse.ArgumentParser) -> None:
     )
 
 
+def cmd_lsp(args: argparse.Namespace) -> int:
+    from generator.lint.lsp import serve
+
+    return serve(_version(), args.lang)
+
+
+def _add_lsp(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run the lint as a Language Server over standard input and output, for editors: "
+        "diagnostics as you type, fixes and # noqa as code actions, --explain on hover. "
+        "The settings of VS Code, Neovim, Helix and Emacs are on the lint page."
+    )
+    p.add_argument(
+        "--lang", choices=["en", "zh"], default="en", help="language of the messages (default: en)"
+    )
+    p.add_argument(
+        "--stdio",
+        action="store_true",
+        help="accepted for editors that pass it (stdio is the default)",
+    )
+
+
 COMMANDS = {
     "lint": Command(
         "Check Python files against the tips (exit 1 on findings); --fix applies safe fixes.",
         _add_lint,
         cmd_lint,
+    ),
+    "lsp": Command(
+        "Serve the lint to editors: a Language Server over stdio (needs the [lsp] extra).",
+        _add_lsp,
+        cmd_lsp,
+        needs=("lsp",),
     ),
 }
