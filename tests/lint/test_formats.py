@@ -162,3 +162,25 @@ def test_every_error_line_is_translated(
     got, _, err = run(capsys, *args, "--lang", "zh")
     line = err.splitlines()[0]
     assert got == code and text in line, err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_lint_page_documents_the_editor_ci_and_exit_statuses(lang: str) -> None:
+    from generator.lint.api import EXIT_CODES
+    from generator.lint.cli import EPILOG
+    from generator.lint.docs import page_markdown
+
+    page = page_markdown(lang)
+    for needle in (
+        '"glspc.serverCommand": "pytorch-tips"',  # VS Code
+        'vim.lsp.config("pytorch_tips"',  # Neovim
+        "[language-server.pytorch-tips]",  # Helix
+        "eglot-server-programs",  # Emacs
+        f'"lang": "{lang}"',
+        "pytorch-tips lint . --format github",
+        "codequality: gl-code-quality-report.json",
+    ):
+        assert needle in page, needle
+    rows = re.findall(r"^\| (\d) \| ", page, re.M)
+    documented = re.findall(r"^  (\d)  ", EPILOG, re.M)
+    assert [int(r) for r in rows] == [int(d) for d in documented] == list(EXIT_CODES)
