@@ -53,7 +53,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from generator.lint.messages import LintError, Message
 
     try:
-        if args.explain:
+        if args.explain is not None:
             return _emit("", _explain(args.explain, args.lang), "", args.lang) or 0
         if args.list_rules:
             return _emit("", _list_rules(args.format, args.lang), "", args.lang) or 0

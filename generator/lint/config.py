@@ -129,12 +129,12 @@ def parse_config(text: str, path: Path, known: Callable[[str], bool]) -> LintCon
             "config_toml", path=str(path), line=line, col=col, reason=reason
         ) from None
     table: object = data
-    for part in TABLE:
+    for depth, part in enumerate(TABLE):
         if not isinstance(table, dict) or part not in table:
             return None
         table = table[part]
-    if not isinstance(table, dict):
-        raise error("lint", Message.of("config_table"))
+        if depth and not isinstance(table, dict):  # [tool] pytorch-tips = 3: ours, and wrong
+            raise error(part, Message.of("config_table"))
     for key in table:
         if key not in KEYS:
             raise error(str(key), Message.of("config_unknown_key", keys=", ".join(KEYS)))

@@ -257,16 +257,22 @@ def test_noqa_goes_where_a_comment_can_go() -> None:
     assert edit is not None and edit.text == ", PTT011"
 
 
-def test_lsp_without_the_extra_says_which_extra_to_install() -> None:
-    from generator.command import unmet
+def test_lsp_without_the_extra_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
 
-    assert unmet("lsp", ("lsp",)) is None  # installed here
-    from generator import command
+    from generator.cli import main
 
-    saved = command.EXTRAS["lsp"]
-    command.EXTRAS["lsp"] = ("pygls_not_installed",)
-    try:
-        why = unmet("lsp", ("lsp",))
-    finally:
-        command.EXTRAS["lsp"] = saved
-    assert why is not None and "needs the [lsp] extra" in why
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: object) -> object:
+        return None if name.split(".")[0] == "pygls" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    assert main(["lsp"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == [
+        "error: pytorch-tips lsp needs the [lsp] extra (pygls is not installed): "
+        "pip install -e '.[lsp]'"
+    ]

@@ -101,6 +101,14 @@ def test_cr_and_mixed_line_ends_are_checked_and_fixed_byte_for_byte(
     assert path.read_bytes() == fixed
 
 
+def test_noqa_counts_lines_as_ast_does() -> None:
+    source = 'import torch\rx = """a\r\nb"""\rm = torch.cuda.memory_cached()  # noqa: PTT005\r'
+    assert api.run_source(source, "t.py", isolated=True).result.findings == []
+    without = source.replace("  # noqa: PTT005", "")
+    [found] = api.run_source(without, "t.py", isolated=True).result.findings
+    assert (found.line, found.rule) == (4, "PTT005")
+
+
 # --- L-2, L-3: encodings CPython refuses ---------------------------------------------------
 
 
