@@ -15,6 +15,7 @@ rules' findings are kept, the file is not fixed). A fix is kept only where it co
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,10 +158,23 @@ def select_rules(
     return [r for r in out if not _matches(r, dropped)]
 
 
+def parse_tree(source: str, path: str = "<string>") -> ast.Module:
+    """``ast.parse`` with its warnings silenced: the checked file's ``SyntaxWarning`` (an
+    invalid escape, ``True[0]``) is not the lint's to print, and under ``-W error`` it would
+    make a valid file a syntax error.
+
+    Raises:
+        SyntaxError, ValueError, RecursionError, MemoryError: as ``ast.parse``.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, path)
+
+
 def parse(source: str, display: str) -> ast.Module | FileError:
     """The tree of ``source``, or the position and message of its syntax error."""
     try:
-        return ast.parse(source, display)
+        return parse_tree(source, display)
     except SyntaxError as err:
         line = err.lineno or 1
         column = err.offset or 1
@@ -264,7 +278,7 @@ def lint_source(
         SyntaxError: ``source`` does not parse.
         RuleFailure: a rule raised.
     """
-    tree = ast.parse(source, path)
+    tree = parse_tree(source, path)
     chosen = [r for r in RULES if r.default] if rules is None else rules
     return check_tree(Context(tree, source, path), chosen, lang, compile_check=compile_check)
 

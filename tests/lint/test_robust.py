@@ -109,6 +109,19 @@ def test_noqa_counts_lines_as_ast_does() -> None:
     assert (found.line, found.rule) == (4, "PTT005")
 
 
+def test_the_checked_file_s_warnings_are_not_the_lint_s(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import warnings
+
+    source = 'import torch\nx = True[0]\ny = "\\d"\nstate = torch.load(p)\n'
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # python -W error, PYTHONWARNINGS=error
+        run = api.run_source(source, "w.py", isolated=True)
+    assert not run.result.errors and [f.rule for f in run.result.findings] == ["PTT011"]
+    assert capsys.readouterr().err == ""
+
+
 # --- L-2, L-3: encodings CPython refuses ---------------------------------------------------
 
 
