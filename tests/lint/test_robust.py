@@ -403,3 +403,24 @@ def test_a_tree_the_analysis_cannot_read_is_an_internal_error(
         "internal error in lint: ValueError: boom"
     )
     assert ast.parse("x = 1\n")  # the file itself is fine
+
+
+def test_a_file_that_cannot_be_written_is_one_line_and_the_others_are_fixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from generator.lint import fix
+
+    locked = write(tmp_path, "a.py", "import torch\nm = torch.cuda.memory_cached()\n")
+    other = write(tmp_path, "b.py", "import torch\nm = torch.cuda.memory_cached()\n")
+    real = fix.write_atomic
+
+    def refuse(path: Path, text: str) -> None:
+        if path.name == "a.py":
+            raise PermissionError(13, "Permission denied")
+        real(path, text)
+
+    monkeypatch.setattr(api, "write_atomic", refuse)
+    code, out, err = lint(capsys, str(tmp_path), "--fix")
+    assert code == 1 and err == f"{locked}:1:1: cannot write the file: Permission denied\n"
+    assert "memory_cached" in locked.read_text() and "memory_reserved" in other.read_text()
+    assert "Fixed 1 finding" in out
