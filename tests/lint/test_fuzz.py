@@ -13,9 +13,6 @@ from generator.lint import api, report
 from generator.lint.edits import compiles
 from tests.lint.mutants import mutants
 
-hypothesis = pytest.importorskip("hypothesis")
-hypothesmith = pytest.importorskip("hypothesmith")
-
 FORMATS = ("text", "json", "sarif", "github", "gitlab")
 
 
@@ -44,13 +41,21 @@ def test_mutants_of_the_invalid_examples(seed: int) -> None:
         check(text, where)
 
 
-@hypothesis.settings(
-    max_examples=25,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=list(hypothesis.HealthCheck),
-)
-@hypothesis.given(hypothesmith.from_grammar())
-def test_programs_from_the_grammar(source: str) -> None:
-    check(source, "hypothesmith")
+def test_programs_from_the_grammar() -> None:
+    # imported here, not at collection: hypothesmith builds Python's grammar when imported
+    # (about 2 s), which every xdist worker would pay
+    hypothesis = pytest.importorskip("hypothesis")
+    hypothesmith = pytest.importorskip("hypothesmith")
+
+    @hypothesis.settings(
+        max_examples=25,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(hypothesis.HealthCheck),
+    )
+    @hypothesis.given(hypothesmith.from_grammar())
+    def program(source: str) -> None:
+        check(source, "hypothesmith")
+
+    program()
