@@ -137,7 +137,8 @@ def run(
     out = LintRun(lint(), diff=diff, unsafe=unsafe, lang=lang, rules=possible_rules(select, ignore))
     if not (fix or diff):
         return out
-    out.changes = fix_files(out.result.sources, out.result.rules, unsafe=unsafe)
+    found = out.result.findings
+    out.changes = fix_files(out.result.sources, out.result.rules, unsafe=unsafe, findings=found)
     if diff:
         return out
     unwritten = []
@@ -207,7 +208,7 @@ def run_source(
     out.result.rules[filename] = rules
     if not (fix or diff):
         return out
-    out.changes = fix_files(out.result.sources, rules, unsafe=unsafe)
+    out.changes = fix_files(out.result.sources, rules, unsafe=unsafe, findings=found)
     if out.changes:
         out.text = out.changes[0].after
     if diff:

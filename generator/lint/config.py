@@ -135,6 +135,8 @@ def parse_config(text: str, path: Path, known: Callable[[str], bool]) -> LintCon
         table = table[part]
         if depth and not isinstance(table, dict):  # [tool] pytorch-tips = 3: ours, and wrong
             raise error(part, Message.of("config_table"))
+    if not isinstance(table, dict):  # pragma: no cover - the loop checked it
+        raise error("lint", Message.of("config_table"))
     for key in table:
         if key not in KEYS:
             raise error(str(key), Message.of("config_unknown_key", keys=", ".join(KEYS)))

@@ -121,10 +121,12 @@ def fix_source(
     path: str = "<string>",
     rules: Sequence[type[Rule]] | None = None,
     unsafe: bool = False,
+    findings: Sequence[Finding] | None = None,
 ) -> tuple[str, int]:
     """Apply every safe fix (and unsafe one, when ``unsafe``) to ``source`` until none is
     left (or `MAX_PASSES`); return the new text and the number of fixes applied. The fixes
     of a pass are compiled together, and one that breaks the code is left out alone.
+    ``findings``: those of ``source`` already found (with ``rules``), for the first pass.
 
     Raises:
         SyntaxError: ``source`` does not parse.
@@ -133,9 +135,11 @@ def fix_source(
     total = 0
     current = source
     for _ in range(MAX_PASSES):
-        findings = lint_source(current, path, rules, compile_check=False)
+        if findings is None:
+            findings = lint_source(current, path, rules, compile_check=False)
         lines = Lines(current)
         chosen = [(f, p) for f in findings if applies(f, unsafe) and (p := spans(lines, f))]
+        findings = None
         groups = rounds(chosen)
         group = keep_compiling(current, path, groups[0]) if groups else []
         if not group:
@@ -148,15 +152,27 @@ def fix_files(
     sources: dict[str, str],
     rules: Sequence[type[Rule]] | Mapping[str, Sequence[type[Rule]]] | None = None,
     unsafe: bool = False,
+    findings: Sequence[Finding] | None = None,
 ) -> list[Fixed]:
     """The fixed text of each file in ``sources`` (path -> text) that has a fix to apply;
-    ``rules`` for every file, or by path (as `LintResult.rules` holds them). A file on which
-    a rule fails is left as it is (linting it reports the failure)."""
+    ``rules`` for every file, or by path (as `LintResult.rules` holds them); ``findings``:
+    those of these texts already found with these rules (a file with none to apply is then
+    not linted again). A file on which a rule fails is left as it is (linting it reports
+    the failure)."""
+    found: dict[str, list[Finding]] | None = None
+    if findings is not None:
+        found = {path: [] for path in sources}
+        for f in findings:
+            if f.path in found:
+                found[f.path].append(f)
     out = []
     for path, text in sources.items():
         chosen = rules.get(path) if isinstance(rules, Mapping) else rules
+        first = None if found is None else found[path]
+        if first is not None and not any(applies(f, unsafe) for f in first):
+            continue
         try:
-            after, fixed = fix_source(text, path, chosen, unsafe)
+            after, fixed = fix_source(text, path, chosen, unsafe, first)
         except Exception:  # a rule failed on a fixed text: its lint says so
             continue
         if fixed:
