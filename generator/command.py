@@ -38,6 +38,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
         "pagefind",
     ),
     "bench": ("torch", "tqdm"),
+    "lsp": ("pygls", "lsprotocol"),
 }
 
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from functools import cached_property
+from typing import Any
 
 from generator.lint.flags import Flags
 from generator.lint.flow import StepFlow
+from generator.lint.lines import Lines
 from generator.lint.modules import ModuleNames
 from generator.lint.syntax import (
     FUNCTIONS,
@@ -56,7 +58,8 @@ class Context:
         path: the file name as given to the lint.
         source: its text.
         tree: the ``ast.Module``.
-        lines: the source split into lines (``lines[0]`` is line 1).
+        lines: the source split into lines as ``ast`` splits them (``lines[0]`` is line 1;
+            `generator.lint.lines.Lines`).
         imports: local name -> imported dotted name (``F`` -> ``torch.nn.functional``).
         by_type: every node of the tree by its type.
         calls_by_qualname: calls by the resolved name of what they call.
@@ -71,7 +74,7 @@ class Context:
         self.path = path
         self.source = source
         self.tree = tree
-        self.lines = source.split("\n")
+        self.lines = Lines(source)
         self.parents: dict[ast.AST, ast.AST] = {}
         self.by_type: defaultdict[type, list[ast.AST]] = defaultdict(list)
         stack: list[ast.AST] = [tree]
@@ -101,6 +104,8 @@ class Context:
         self.flow = StepFlow(self)
         self.modules = ModuleNames(self)
         self.flags = Flags(self)
+        #: Facts a rule computes once per file (or per scope) and asks for many times.
+        self.memo: dict[Hashable, Any] = {}
 
     # --- names -----------------------------------------------------------------------------
 
@@ -224,6 +229,15 @@ class Context:
         parts.append(self.lines[end - 1].encode("utf-8")[:end_col].decode("utf-8"))
         return "\n".join(parts)
 
+    @cached_property
+    def calls_by_name(self) -> dict[str, list[ast.Call]]:
+        """Calls of a plain name, ``f(...)``, by the name."""
+        out: defaultdict[str, list[ast.Call]] = defaultdict(list)
+        for call in self.by_type[ast.Call]:
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                out[call.func.id].append(call)
+        return out
+
     # --- structure -------------------------------------------------------------------------
 
     def parent(self, node: ast.AST | None) -> ast.AST | None:
@@ -346,11 +360,7 @@ class Context:
         func = self.enclosing_function(node)
         if func is None:
             return not any(isinstance(a, ast.ClassDef | ast.Lambda) for a in self.ancestors(node))
-        callers = [
-            c
-            for c in self.by_type[ast.Call]
-            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == func.name
-        ]
+        callers = self.calls_by_name.get(func.name, [])
         return any(
             not self.is_conditional(c) and self.enclosing_function(c) is not func for c in callers
         )

@@ -21,15 +21,21 @@ from generator.lint.engine import (
     FileError,
     LintResult,
     RuleChoice,
-    check_text,
+    check_file,
     lint_paths,
     select_rules,
 )
 from generator.lint.fix import Fixed, fix_files, write_atomic
+from generator.lint.lines import LINE_END
 from generator.lint.rules import RULES
 from generator.lint.rules.base import Rule
 
-__all__ = ["LintRun", "SourceRun", "possible_rules", "run", "run_source"]
+__all__ = ["EXIT_CODES", "LintRun", "SourceRun", "possible_rules", "run", "run_source"]
+
+#: The exit status when the lint itself failed on a file: a bug, never a finding.
+INTERNAL_ERROR = 3
+#: The exit statuses of ``python -m generator lint`` (and their ``lint_exit_<n>`` texts).
+EXIT_CODES = (0, 1, 2, INTERNAL_ERROR)
 
 
 @dataclass
@@ -68,8 +74,11 @@ class LintRun:
 
     @property
     def exit_code(self) -> int:
-        """The command's exit status: 1 for a file that could not be checked, and for
-        findings (with ``diff``: for fixes to apply), else 0."""
+        """The command's exit status (`EXIT_CODES`): 3 when the lint itself failed on a file
+        (a bug), else 1 for a file that could not be checked, and for findings (with
+        ``diff``: for fixes to apply), else 0."""
+        if self.result.internal:
+            return INTERNAL_ERROR
         if self.diff:
             return 1 if self.changes or self.result.errors else 0
         return 1 if self.result.findings or self.result.errors else 0
@@ -128,14 +137,22 @@ def run(
     out = LintRun(lint(), diff=diff, unsafe=unsafe, lang=lang, rules=possible_rules(select, ignore))
     if not (fix or diff):
         return out
-    out.changes = fix_files(out.result.sources, out.result.rules, unsafe=unsafe)
+    found = out.result.findings
+    out.changes = fix_files(out.result.sources, out.result.rules, unsafe=unsafe, findings=found)
     if diff:
         return out
-    for change in out.changes:
-        write_atomic(Path(change.path), change.after)
+    unwritten = []
+    for change in list(out.changes):
+        try:
+            write_atomic(Path(change.path), change.after)
+        except (OSError, ValueError) as err:
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+            unwritten.append(FileError.of(change.path, 1, 1, "write", reason=reason))
+            out.changes.remove(change)
     out.fixed = out.fixable
     if out.changes:  # what is left
         out.result = lint()
+    out.result.errors += unwritten
     return out
 
 
@@ -181,25 +198,26 @@ def run_source(
         source=source,
         text=text,
     )
-    found = _unencodable(text, filename) or check_text(text, filename, rules, lang)
-    if isinstance(found, FileError):
-        out.result.errors.append(found)
-        return out
+    error = _unencodable(text, filename)
+    found, error = ([], error) if error else check_file(text, filename, rules, lang)
     out.result.findings = found
+    if error is not None:
+        out.result.errors.append(error)
+        return out
     out.result.sources[filename] = text
     out.result.rules[filename] = rules
     if not (fix or diff):
         return out
-    out.changes = fix_files(out.result.sources, rules, unsafe=unsafe)
+    out.changes = fix_files(out.result.sources, rules, unsafe=unsafe, findings=found)
     if out.changes:
         out.text = out.changes[0].after
     if diff:
         return out
     out.fixed = out.fixable
     if out.changes:  # what is left
-        left = check_text(out.text, filename, rules, lang)
-        assert not isinstance(left, FileError)  # a fix that breaks the syntax is never kept
+        left, error = check_file(out.text, filename, rules, lang)
         out.result.findings, out.result.sources[filename] = left, out.text
+        out.result.errors += [error] if error is not None else []
     return out
 
 
@@ -209,8 +227,8 @@ def _unencodable(text: str, display: str) -> FileError | None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
-        line = text.count("\n", 0, err.start) + 1
-        column = err.start - (text.rfind("\n", 0, err.start) + 1) + 1
+        ends = [m.end() for m in LINE_END.finditer(text, 0, err.start)]
+        line, column = len(ends) + 1, err.start - (ends[-1] if ends else 0) + 1
         char = f"U+{ord(text[err.start]):04X}"
-        return FileError(display, line, column, f"not valid utf-8: {char} cannot be encoded")
+        return FileError.of(display, line, column, "encode", char=char)
     return None

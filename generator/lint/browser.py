@@ -53,7 +53,7 @@ def lint_text(
         ],
         "json": report.json_report(result),
         "text": report.text(result, 0, report.labels_for(lang), unsafe),
-        "errors": [str(e) for e in result.errors],
+        "errors": report.error_lines(result.errors, lang).splitlines(),
         "diff": run.diff_text(),
         "fixes": run.fixable,
         "fixed": run.text if run.changes else None,

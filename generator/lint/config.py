@@ -21,21 +21,24 @@ wrong type, an unknown code) is one `LintConfigError` naming the file, line and 
 
 from __future__ import annotations
 
+import errno
 import fnmatch
+import os
 import re
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from generator.errors import UserError
+from generator.lint.messages import LintError, Message
 
 TABLE = ("tool", "pytorch-tips", "lint")
 KEYS = ("select", "ignore", "per-file-ignores")
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
-class LintConfigError(UserError):
+class LintConfigError(LintError):
     """A ``[tool.pytorch-tips.lint]`` table that cannot be used (exit status 2)."""
 
 
@@ -84,17 +87,20 @@ def _line_of(text: str, key: str) -> tuple[int, int]:
 
 
 def _codes(
-    value: object, where: str, known: Callable[[str], bool], error: Callable[[str, str], Exception]
+    value: object,
+    where: str,
+    known: Callable[[str], bool],
+    error: Callable[[str, Message], Exception],
 ) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, list | tuple):
-        raise error(where, 'expected a list of rule codes, such as ["PTT020"]')
+        raise error(where, Message.of("config_codes"))
     out = []
     for item in value:
         if not isinstance(item, str):
-            raise error(where, f"expected rule codes as strings, got {item!r}")
+            raise error(where, Message.of("config_code_type", value=repr(item)))
         code = item.strip().upper()
         if code != "ALL" and not known(code):
-            raise error(where, f"unknown rule code {item!r}")
+            raise error(where, Message.of("config_unknown_code", code=item))
         out.append(code)
     return tuple(out)
 
@@ -107,9 +113,9 @@ def parse_config(text: str, path: Path, known: Callable[[str], bool]) -> LintCon
         LintConfigError: ``path:line:col: reason``.
     """
 
-    def error(key: str, reason: str) -> LintConfigError:
+    def error(key: str, reason: Message) -> LintConfigError:
         line, col = _line_of(text, key)
-        return LintConfigError(f"{path}:{line}:{col}: [tool.pytorch-tips.lint] {key}: {reason}")
+        return LintConfigError("config", path=str(path), line=line, col=col, key=key, reason=reason)
 
     import tomllib  # only when a configuration is read
 
@@ -119,21 +125,25 @@ def parse_config(text: str, path: Path, known: Callable[[str], bool]) -> LintCon
         match = _POSITION.search(str(err))
         line, col = (match.group(1), match.group(2)) if match else ("1", "1")
         reason = _POSITION.sub("", str(err)).strip()
-        raise LintConfigError(f"{path}:{line}:{col}: invalid TOML: {reason}") from None
+        raise LintConfigError(
+            "config_toml", path=str(path), line=line, col=col, reason=reason
+        ) from None
     table: object = data
-    for part in TABLE:
+    for depth, part in enumerate(TABLE):
         if not isinstance(table, dict) or part not in table:
             return None
         table = table[part]
-    if not isinstance(table, dict):
-        raise error("lint", "expected a table")
+        if depth and not isinstance(table, dict):  # [tool] pytorch-tips = 3: ours, and wrong
+            raise error(part, Message.of("config_table"))
+    if not isinstance(table, dict):  # pragma: no cover - the loop checked it
+        raise error("lint", Message.of("config_table"))
     for key in table:
         if key not in KEYS:
-            raise error(str(key), f"unknown key (the keys are {', '.join(KEYS)})")
+            raise error(str(key), Message.of("config_unknown_key", keys=", ".join(KEYS)))
     select = table.get("select")
     ignores = table.get("per-file-ignores", {})
     if not isinstance(ignores, dict):
-        raise error("per-file-ignores", 'expected a table of glob = ["codes"]')
+        raise error("per-file-ignores", Message.of("config_per_file"))
     per_file = tuple(
         (str(pattern), _codes(codes, str(pattern), known, error))
         for pattern, codes in ignores.items()
@@ -153,10 +163,28 @@ def read_config(path: Path, known: Callable[[str], bool]) -> LintConfig:
         LintConfigError: the file cannot be read, or its table is wrong.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_regular(path)
     except (OSError, UnicodeDecodeError) as err:
-        raise LintConfigError(f"{path}:1:1: cannot read the configuration: {err}") from None
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise LintConfigError("config_read", path=str(path), reason=reason) from None
     return parse_config(text, path, known) or LintConfig(path)
+
+
+def _read_regular(path: Path) -> str:
+    """The UTF-8 text of the regular file at ``path`` (a FIFO is refused, never waited on).
+
+    Raises:
+        OSError: not a regular file, or unreadable.
+        UnicodeDecodeError: not UTF-8.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        with open(fd, "rb", closefd=False) as f:
+            return f.read().decode("utf-8")
+    finally:
+        os.close(fd)
 
 
 class ConfigFinder:
@@ -177,7 +205,7 @@ class ConfigFinder:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             try:
-                text = candidate.read_text(encoding="utf-8")
+                text = _read_regular(candidate)
             except (OSError, UnicodeDecodeError):
                 text = ""
             if "pytorch-tips" in text:  # a file without the table is never parsed

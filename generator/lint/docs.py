@@ -93,6 +93,7 @@ def _example(rule: type[Rule], lang: str) -> tuple[str, str]:
 
 def page_markdown(lang: str, tips: Sequence[Tip] | None = None) -> str:
     """The Markdown of the page in ``lang`` (``en`` or ``zh``)."""
+    from generator.lint.api import EXIT_CODES
     from generator.records.render import render
     from generator.records.ui import labels
 
@@ -106,6 +107,7 @@ def page_markdown(lang: str, tips: Sequence[Tip] | None = None) -> str:
         rule_dir=str(RULE_DIR),
         example_line=line,
         example_summary=summary,
+        exit_codes=EXIT_CODES,
     )
 
 

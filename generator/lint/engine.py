@@ -1,41 +1,73 @@
 """Find the Python files, read and parse them, choose the rules, run them, apply ``noqa``.
 
 `lint_paths` checks files (``python -m generator lint`` runs it through
-`generator.lint.api`); `check_text` checks one text under a file name, and `lint_source`
-one string with every default rule (the tests and the examples of each rule use it). A file that cannot be read or
-parsed becomes a `FileError` with its position, and the other files are still
-checked. The rules that run come from ``--select``/``--ignore`` and the ``pyproject.toml``
-settings (`generator.lint.config`); ``noqa`` comments are read by `generator.lint.noqa`.
-Standard library only: nothing here imports torch, pydantic or YAML.
+`generator.lint.api`); `check_file` checks one text under a file name, and `lint_source`
+one string with every default rule (the tests and the examples of each rule use it). A file
+that cannot be read or parsed becomes a `FileError` with its position (`generator.lint.files`),
+and the other files are still checked. A rule that raises on a file is a bug of the lint:
+`check_file` turns it into one ``internal error in PTTnnn`` line for that file (the other
+rules' findings are kept, the file is not fixed). A fix is kept only where it compiles
+(`generator.lint.edits`). The rules that run come from ``--select``/``--ignore`` and the
+``pyproject.toml`` settings (`generator.lint.config`); ``noqa`` comments are read by
+`generator.lint.noqa`. Nothing here imports torch or runs the code it checks.
 """
 
 from __future__ import annotations
 
 import ast
-import io
-import os
-import tokenize
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.errors import UserError
 from generator.lint.analysis import Context
 from generator.lint.config import NO_CONFIG, ConfigFinder, LintConfig, split_codes
+from generator.lint.edits import sound
+from generator.lint.files import (
+    FileError,
+    LintUsageError,
+    decode_source,
+    discover,
+    display_path,
+    read_source,
+)
+from generator.lint.lines import char_column
 from generator.lint.noqa import Suppressions, statement_lines, suppressions
 from generator.lint.rules import RULES
 from generator.lint.rules.base import Edit, Rule
+from generator.lint.syntax import span
 
-#: Folders never searched: virtual environments and caches by name (hidden folders, and
-#: any folder holding a ``pyvenv.cfg`` or ``conda-meta``, are skipped as well).
-SKIP_DIRS = frozenset({"__pycache__", "site-packages", "node_modules", "venv", "env"})
+__all__ = [
+    "FileError",
+    "Finding",
+    "LintResult",
+    "LintUsageError",
+    "RuleChoice",
+    "RuleFailure",
+    "char_column",
+    "check_file",
+    "check_text",
+    "check_tree",
+    "decode_source",
+    "discover",
+    "display_path",
+    "lint_paths",
+    "lint_source",
+    "read_source",
+    "select_rules",
+]
 
-#: Bytes of a file looked at to tell binary files from source.
-_SNIFF = 8192
 
+class RuleFailure(Exception):
+    """A rule (or the analysis it asked for) raised on a file: a bug of the lint, which
+    `check_file` turns into one line naming the rule. ``findings``: those of the other
+    rules."""
 
-class LintUsageError(UserError):
-    """A bad ``--select``/``--ignore`` code or a path that does not exist (exit status 2)."""
+    def __init__(self, code: str, error: BaseException, findings: list[Finding]) -> None:
+        super().__init__(f"{code}: {type(error).__name__}: {error}")
+        self.code = code
+        self.error = error
+        self.findings = findings
 
 
 @dataclass(frozen=True, order=True)
@@ -73,19 +105,6 @@ class Finding:
         }
 
 
-@dataclass(frozen=True, order=True)
-class FileError:
-    """A file that could not be checked, and where it went wrong."""
-
-    path: str
-    line: int
-    column: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}: {self.message}"
-
-
 @dataclass
 class LintResult:
     """Findings and unreadable files of one run, and how many files were checked."""
@@ -96,6 +115,11 @@ class LintResult:
     #: The source of each file read, and the rules it was checked with, for ``--fix``.
     sources: dict[str, str] = field(default_factory=dict, repr=False)
     rules: dict[str, tuple[type[Rule], ...]] = field(default_factory=dict, repr=False)
+
+    @property
+    def internal(self) -> bool:
+        """Whether the lint itself failed on a file (a bug: exit status 3)."""
+        return any(e.internal for e in self.errors)
 
 
 # --- rule selection ---------------------------------------------------------------------------
@@ -126,9 +150,7 @@ def select_rules(
     dropped = split_codes(ignore)
     for code in chosen + dropped:
         if not known_code(code):
-            raise LintUsageError(
-                f"unknown rule code {code!r} (codes run from PTT001 to {RULES[-1].code})"
-            )
+            raise LintUsageError("unknown_code", code=code, last=RULES[-1].code)
     if not chosen and config.select is not None:
         chosen = list(config.select)
     dropped += config.ignore
@@ -136,112 +158,78 @@ def select_rules(
     return [r for r in out if not _matches(r, dropped)]
 
 
-# --- files ------------------------------------------------------------------------------------
-
-
-def discover(paths: Iterable[str | Path]) -> list[Path]:
-    """The files to check: each file given, and every ``*.py`` under each folder given
-    (sorted, skipping hidden folders and virtual environments).
+def parse_tree(source: str, path: str = "<string>") -> ast.Module:
+    """``ast.parse`` with its warnings silenced: the checked file's ``SyntaxWarning`` (an
+    invalid escape, ``True[0]``) is not the lint's to print, and under ``-W error`` it would
+    make a valid file a syntax error.
 
     Raises:
-        LintUsageError: a path that does not exist.
+        SyntaxError, ValueError, RecursionError, MemoryError: as ``ast.parse``.
     """
-    out: list[Path] = []
-    seen: set[Path] = set()
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = _walk(path)
-        elif path.exists():
-            found = [path]
-        else:
-            raise LintUsageError(f"{raw}: no such file or directory")
-        for p in found:
-            key = p.resolve()
-            if key not in seen:
-                seen.add(key)
-                out.append(p)
-    return out
-
-
-def _walk(folder: Path) -> list[Path]:
-    out: list[Path] = []
-    stack = [folder]
-    while stack:
-        current = stack.pop()
-        try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
-        except OSError:
-            continue
-        subdirs = []
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name.startswith(".") or entry.name in SKIP_DIRS:
-                    continue
-                if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")) or os.path.isdir(
-                    os.path.join(entry.path, "conda-meta")
-                ):
-                    continue
-                subdirs.append(Path(entry.path))
-            elif entry.name.endswith(".py") and entry.is_file():
-                out.append(Path(entry.path))
-        stack.extend(reversed(subdirs))
-    return out
-
-
-def read_source(path: Path, display: str) -> str | FileError:
-    """The text of ``path``, or why it cannot be read (binary, not UTF-8 or its declared
-    encoding, an OS error)."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        return FileError(display, 1, 1, f"cannot read the file: {err.strerror or err}")
-    return decode_source(data, display)
-
-
-def decode_source(data: bytes, display: str) -> str | FileError:
-    if b"\0" in data[:_SNIFF]:
-        return FileError(display, 1, 1, "binary file (contains NUL bytes), not Python source")
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as err:
-        if "unknown encoding" in str(err):
-            return FileError(display, 1, 1, f"cannot decode: {err}")
-        encoding = "utf-8"  # invalid UTF-8 in the first lines: the decode below says where
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        return FileError(
-            display,
-            line,
-            column,
-            f"not valid {encoding}: byte 0x{data[err.start]:02x} cannot be decoded",
-        )
-    return text.removeprefix("\ufeff")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, path)
 
 
 def parse(source: str, display: str) -> ast.Module | FileError:
     """The tree of ``source``, or the position and message of its syntax error."""
     try:
-        return ast.parse(source, display)
+        return parse_tree(source, display)
     except SyntaxError as err:
         line = err.lineno or 1
         column = err.offset or 1
-        return FileError(display, line, max(column, 1), f"syntax error: {err.msg}")
-    except (ValueError, RecursionError, MemoryError) as err:
-        return FileError(display, 1, 1, f"cannot parse: {err}")
+        return FileError.of(display, line, max(column, 1), "syntax", reason=str(err.msg))
+    except (ValueError, RecursionError, MemoryError, OverflowError) as err:
+        return FileError.of(display, 1, 1, "parse", reason=str(err))
 
 
 # --- checking ---------------------------------------------------------------------------------
 
 
-def char_column(line: str, byte_col: int) -> int:
-    """A 0-based character column from the ``ast`` module's UTF-8 byte column."""
-    if line.isascii():
-        return byte_col
-    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+def _placed(edits: Sequence[Edit]) -> bool:
+    """Whether every edit has a place (a fix helper that could not place one says so)."""
+    return all(e.start[0] >= 1 and e.end[0] >= 1 for e in edits)
+
+
+def _fstrings(ctx: Context) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    out = []
+    for node in ctx.by_type[ast.JoinedStr]:
+        line, col, end_line, end_col = span(node)
+        out.append(((line, col), (end_line, end_col)))
+    return out
+
+
+def _findings(ctx: Context, rule: type[Rule], lang: str, noqa: Suppressions) -> Iterable[Finding]:
+    lines = ctx.lines
+    seen: set[tuple[int, int]] = set()
+    for report in rule().check(ctx):
+        node = report.node
+        line = getattr(node, "lineno", 1)
+        text = lines[line - 1] if line - 1 < len(lines) else ""
+        col = char_column(text, getattr(node, "col_offset", 0))
+        if (line, col) in seen:
+            continue
+        if noqa.lines and noqa.silences(rule.code, *statement_lines(node, ctx.parents)):
+            continue
+        seen.add((line, col))
+        end_line = getattr(node, "end_lineno", None) or line
+        end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
+        end_col = char_column(end_text, getattr(node, "end_col_offset", None) or 0)
+        fix = rule.fix_safety if report.edits and _placed(report.edits) else None
+        yield Finding(
+            path=ctx.path,
+            line=line,
+            column=col + 1,
+            rule=rule.code,
+            message=rule.message_in(lang, report.args, report.variant),
+            tip=rule.tip,
+            severity=rule.severity,
+            fixable=fix == "safe",
+            end_line=end_line,
+            end_column=end_col + 1,
+            edits=tuple(report.edits) if fix else (),
+            fix=fix,
+        )
 
 
 def check_tree(
@@ -249,47 +237,31 @@ def check_tree(
     rules: Sequence[type[Rule]],
     lang: str = "en",
     noqa: Suppressions | None = None,
+    compile_check: bool = True,
 ) -> list[Finding]:
     """Run ``rules`` on an analysed file; messages in ``lang``; ``noqa`` comments applied;
-    sorted by position."""
+    a fix kept only where it can be placed and (``compile_check``: `--fix` compiles what
+    it applies itself) where it compiles (`generator.lint.edits.sound`); sorted by position.
+
+    Raises:
+        RuleFailure: a rule raised (after the other rules ran).
+    """
     out: set[Finding] = set()
-    lines = ctx.lines
     noqa = suppressions(ctx.source) if noqa is None else noqa
+    failure: tuple[str, BaseException] | None = None
     for rule in rules:
         if noqa.file_silences(rule.code):
             continue
-        seen: set[tuple[int, int]] = set()
-        for report in rule().check(ctx):
-            node = report.node
-            line = getattr(node, "lineno", 1)
-            text = lines[line - 1] if line - 1 < len(lines) else ""
-            col = char_column(text, getattr(node, "col_offset", 0))
-            if (line, col) in seen:
-                continue
-            if noqa.lines and noqa.silences(rule.code, *statement_lines(node, ctx.parents)):
-                continue
-            seen.add((line, col))
-            end_line = getattr(node, "end_lineno", None) or line
-            end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
-            end_col = char_column(end_text, getattr(node, "end_col_offset", None) or 0)
-            fix = rule.fix_safety if report.edits else None
-            out.add(
-                Finding(
-                    path=ctx.path,
-                    line=line,
-                    column=col + 1,
-                    rule=rule.code,
-                    message=rule.message_in(lang, report.args, report.variant),
-                    tip=rule.tip,
-                    severity=rule.severity,
-                    fixable=fix == "safe",
-                    end_line=end_line,
-                    end_column=end_col + 1,
-                    edits=tuple(report.edits) if fix else (),
-                    fix=fix,
-                )
-            )
-    return sorted(out)
+        try:
+            out.update(_findings(ctx, rule, lang, noqa))
+        except Exception as err:  # a bug of one rule: the others still run
+            failure = failure or (rule.code, err)
+    found = sorted(out)
+    if any(f.edits for f in found):
+        found = sound(ctx.source, ctx.lines, found, _fstrings(ctx), ctx.path, compile_check)
+    if failure is not None:
+        raise RuleFailure(failure[0], failure[1], found)
+    return found
 
 
 def lint_source(
@@ -297,23 +269,26 @@ def lint_source(
     path: str = "<string>",
     rules: Sequence[type[Rule]] | None = None,
     lang: str = "en",
+    compile_check: bool = True,
 ) -> list[Finding]:
-    """Check one string of Python source (default: with every default rule).
+    """Check one string of Python source (default: with every default rule); with
+    ``compile_check``, a fix is kept only where it compiles.
 
     Raises:
         SyntaxError: ``source`` does not parse.
+        RuleFailure: a rule raised.
     """
-    tree = ast.parse(source, path)
+    tree = parse_tree(source, path)
     chosen = [r for r in RULES if r.default] if rules is None else rules
-    return check_tree(Context(tree, source, path), chosen, lang)
+    return check_tree(Context(tree, source, path), chosen, lang, compile_check=compile_check)
 
 
-def display_path(path: Path) -> str:
-    """``path`` relative to the working directory where it lies below it, else as given."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+def internal_error(display: str, err: BaseException) -> FileError:
+    """The line of an error of the lint itself on the file ``display``."""
+    code = err.code if isinstance(err, RuleFailure) else "lint"
+    cause = err.error if isinstance(err, RuleFailure) else err
+    reason = f"{type(cause).__name__}: {cause}".rstrip(": ")
+    return FileError.of(display, 1, 1, "internal", internal=True, rule=code, reason=reason)
 
 
 class RuleChoice:
@@ -356,15 +331,30 @@ class RuleChoice:
         return self._chosen[key]
 
 
+def check_file(
+    source: str, display: str, rules: Sequence[type[Rule]], lang: str = "en"
+) -> tuple[list[Finding], FileError | None]:
+    """The findings of ``rules`` in ``source`` (shown as the file ``display``) and what went
+    wrong: a syntax error (no findings), or an error of the lint itself (the findings of the
+    rules that ran). Never raises for the file's content."""
+    try:
+        tree = parse(source, display)
+        if isinstance(tree, FileError):
+            return [], tree
+        return check_tree(Context(tree, source, display), rules, lang), None
+    except RuleFailure as err:
+        return err.findings, internal_error(display, err)
+    except Exception as err:  # the analysis of the file failed: a bug of the lint
+        return [], internal_error(display, err)
+
+
 def check_text(
     source: str, display: str, rules: Sequence[type[Rule]], lang: str = "en"
 ) -> list[Finding] | FileError:
     """The findings of ``rules`` in ``source`` (shown as the file ``display``), or where it
-    does not parse."""
-    tree = parse(source, display)
-    if isinstance(tree, FileError):
-        return tree
-    return check_tree(Context(tree, source, display), rules, lang)
+    does not parse (or where the lint failed on it)."""
+    found, error = check_file(source, display, rules, lang)
+    return error if error is not None else found
 
 
 def lint_paths(
@@ -384,20 +374,24 @@ def lint_paths(
         LintConfigError: a configuration that cannot be used.
     """
     choice = RuleChoice(select, ignore, config, isolated)
-    files = discover(paths)
-    result = LintResult(files=len(files))
-    for path in files:
-        display = display_path(path) if path.is_absolute() else str(path)
+    found = discover(paths)
+    result = LintResult(files=len(found.files), errors=list(found.skipped))
+    for path in found.files:
+        display = display_path(path)
         rules = choice.for_file(path)
-        source = read_source(path, display)
+        try:
+            source = read_source(path, display)
+        except Exception as err:  # pragma: no cover - reading is total; a bug if not
+            result.errors.append(internal_error(display, err))
+            continue
         if isinstance(source, FileError):
             result.errors.append(source)
             continue
-        found = check_text(source, display, rules, lang)
-        if isinstance(found, FileError):
-            result.errors.append(found)
+        findings, error = check_file(source, display, rules, lang)
+        result.findings.extend(findings)
+        if error is not None:
+            result.errors.append(error)
             continue
         result.sources[display] = source
         result.rules[display] = rules
-        result.findings.extend(found)
     return result

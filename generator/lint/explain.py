@@ -47,7 +47,7 @@ def find_rule(code: str) -> type[Rule]:
     for rule in RULES:
         if rule.code == wanted:
             return rule
-    raise LintUsageError(f"unknown rule code {code!r} (codes run from PTT001 to {RULES[-1].code})")
+    raise LintUsageError("unknown_code", code=code, last=RULES[-1].code)
 
 
 def examples(rule: type[Rule]) -> tuple[str, str]:
@@ -111,7 +111,8 @@ def as_text(exp: Explanation, labels: Mapping[str, str], rule_url: str, tip_url:
 
     status = L["lint_default_on"] if exp.default else L["lint_opt_in"]
     parts = [
-        f"{exp.code} ({exp.name}) [{L['lint_severity_' + exp.severity]}, {status}]",
+        f"{exp.code} ({exp.name}) "
+        + L["lint_status"].format(severity=L["lint_severity_" + exp.severity], status=status),
         "",
         f"{L['lint_what']}{L['colon']}{exp.message}",
         "",
@@ -126,7 +127,7 @@ def as_text(exp: Explanation, labels: Mapping[str, str], rule_url: str, tip_url:
         "",
         f"{L['lint_fix_safety']}{L['colon']}{fix_text(exp, L)}",
         "",
-        f"{L['lint_col_tip']}{L['colon']}{exp.tip_title} ({tip_url})",
+        f"{L['lint_col_tip']}{L['colon']}{exp.tip_title}{L['lint_paren'].format(text=tip_url)}",
     ]
     if exp.tip_summary:
         parts.append(exp.tip_summary)

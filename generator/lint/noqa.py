@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from generator.lint.lines import split
+
 _CODES = r"(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)"
 _NOQA = re.compile(rf"#\s*noqa(?::\s*{_CODES})?", re.I)
 _FILE_NOQA = re.compile(rf"#\s*pytorch-tips:\s*noqa(?::\s*{_CODES})?", re.I)
@@ -78,13 +80,13 @@ NONE = Suppressions()
 def _comments(source: str) -> list[tuple[int, str, bool]]:
     """(line, text, alone on its line) of every comment of ``source``."""
     out = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+    try:  # universal newlines: lines end where ast ends them (\r, \r\n, \n)
+        for tok in tokenize.generate_tokens(io.StringIO(source, newline=None).readline):
             if tok.type == tokenize.COMMENT:
                 alone = not tok.line[: tok.start[1]].strip()
                 out.append((tok.start[0], tok.string, alone))
     except (tokenize.TokenError, SyntaxError, IndentationError):  # pragma: no cover - parsed
-        for i, line in enumerate(source.split("\n"), 1):
+        for i, line in enumerate(split(source), 1):
             at = line.find("#")
             if at >= 0:
                 out.append((i, line[at:], not line[:at].strip()))

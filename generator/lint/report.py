@@ -1,8 +1,9 @@
-"""The three output formats of ``python -m generator lint``: text, JSON and SARIF 2.1.0,
-and the rule list of ``--list-rules``.
+"""The output formats of ``python -m generator lint``: text, JSON, SARIF 2.1.0, and for CI
+GitHub workflow commands and a GitLab Code Quality report (`generator.lint.ci`); and the
+rule list of ``--list-rules``.
 
 * ``text``: ``path:line:col: CODE [severity] message (tip: <id>)`` per finding, then one
-  summary line;
+  summary line (in Chinese with full-width punctuation: ``（技巧：<id>）``);
 * ``json``: a list of objects with the keys ``path``, ``line``, ``column``, ``rule``,
   ``tip``, ``message``, ``severity``, ``fixable`` (``--fix`` applies its fix) and ``fix``
   (the fix's applicability: ``safe``, ``unsafe`` or null);
@@ -14,19 +15,25 @@ Messages and labels come in English or Chinese: the rules carry their own messag
 labels (severity names, the summary line) are those of ``generator/templates/site/ui.yaml``,
 passed in as ``labels`` (read from that file when not given). Files that could not be checked
 are written to standard error in every format, one line each (``path:line:col: message``),
-so standard output stays machine-readable.
+so standard output stays machine-readable. A file name is written so that it stays on one
+line and can be encoded (`generator.lint.files.printable`; JSON escapes it, a SARIF URI
+percent-encodes its bytes).
 """
 
 from __future__ import annotations
 
-import json
+import os
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from generator import paths
+from generator.lint import ci
 from generator.lint.engine import FileError, Finding, LintResult
+from generator.lint.files import printable
+from generator.lint.messages import labels_for
 from generator.lint.rules import RULES
 from generator.lint.rules.base import Rule
 
@@ -34,7 +41,7 @@ if TYPE_CHECKING:
     from generator.lint.api import LintRun
 
 #: The output formats of findings (``--format``).
-FORMATS = ("text", "json", "sarif")
+FORMATS = ("text", "json", "sarif", "github", "gitlab")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -56,21 +63,18 @@ def rule_url(code: str, base: str | None = None) -> str:
     return f"{paths.site_url() if base is None else base}{rule_path(code)}"
 
 
-def labels_for(lang: str = "en", labels: Mapping[str, str] | None = None) -> Mapping[str, str]:
-    """``labels``, or the UI labels of ``lang`` read from ``ui.yaml``."""
-    if labels is not None:
-        return labels
-    from generator.records.ui import labels as ui_labels
-
-    return ui_labels()[lang]
+def tip_ref(tip: str, labels: Mapping[str, str]) -> str:
+    """`` (tip: <id>)``, or ``（技巧：<id>）`` after a Chinese message."""
+    return labels["lint_tip_ref"].format(tip=labels["lint_tip"], id=tip)
 
 
 def text_line(finding: Finding, labels: Mapping[str, str] | None = None) -> str:
     """``path:line:col: CODE [severity] message (tip: <id>)``."""
     f = finding
     label = labels_for("en", labels)
-    severity, tip = label[f"lint_severity_{f.severity}"], label["lint_tip"]
-    return f"{f.path}:{f.line}:{f.column}: {f.rule} [{severity}] {f.message} ({tip}: {f.tip})"
+    severity = label[f"lint_severity_{f.severity}"]
+    where = f"{printable(f.path)}:{f.line}:{f.column}"
+    return f"{where}: {f.rule} [{severity}] {f.message}{tip_ref(f.tip, label)}"
 
 
 def counted(labels: Mapping[str, str], key: str, n: int) -> str:
@@ -107,7 +111,7 @@ def summary(
         parts.append(
             found
             + (
-                L["lint_summary_notes"].format(notes="; ".join(notes))
+                L["lint_summary_notes"].format(notes=L["lint_notes_sep"].join(notes))
                 if notes
                 else L["lint_summary_end"]
             )
@@ -118,7 +122,10 @@ def summary(
         parts.append(
             L["lint_summary_unreadable"].format(files=counted(L, "file", len(result.errors)))
         )
-    return " ".join(parts)
+    out = parts[0]
+    for part in parts[1:]:
+        out = L["lint_sentences"].format(first=out, then=part)
+    return out
 
 
 def text(
@@ -134,15 +141,17 @@ def text(
 
 
 def json_report(result: LintResult) -> str:
-    return json.dumps([f.as_dict() for f in result.findings], ensure_ascii=False, indent=2) + "\n"
+    return ci.dumps([f.as_dict() for f in result.findings])
 
 
 def _uri(path: str) -> tuple[str, bool]:
-    """A SARIF artifact URI for ``path``, and whether it is relative to ``%SRCROOT%``."""
+    """A SARIF artifact URI for ``path`` (its bytes percent-encoded, whatever they are), and
+    whether it is relative to ``%SRCROOT%``."""
     p = Path(path)
+    encoded = quote(os.fsencode(p.as_posix()))
     if p.is_absolute():
-        return p.as_uri(), False
-    return quote(p.as_posix()), True
+        return "file://" + encoded, False
+    return encoded, True
 
 
 def _location(path: str, line: int, column: int, end_line: int = 0, end_column: int = 0) -> dict:
@@ -208,7 +217,7 @@ def sarif(
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],
             "level": _LEVELS[f.severity],
-            "message": {"text": f"{f.message} (tip: {f.tip})"},
+            "message": {"text": f"{f.message}{tip_ref(f.tip, labels_for(lang))}"},
             "locations": [_location(f.path, f.line, f.column, f.end_line, f.end_column)],
         }
         for f in result.findings
@@ -217,7 +226,7 @@ def sarif(
     notifications = [
         {
             "level": "error",
-            "message": {"text": e.message},
+            "message": {"text": e.text(lang)},
             "locations": [_location(e.path, e.line, e.column)],
         }
         for e in result.errors
@@ -248,7 +257,7 @@ def sarif(
             }
         ],
     }
-    return json.dumps(log, ensure_ascii=False, indent=2) + "\n"
+    return ci.dumps(log)
 
 
 def rule_record(rule: type[Rule], lang: str = "en", base: str | None = None) -> dict[str, object]:
@@ -273,27 +282,41 @@ def rule_list(
 ) -> str:
     """``--list-rules``: one line per rule (code, severity, fix, name, message), or JSON."""
     if fmt == "json":
-        return (
-            json.dumps([rule_record(r, lang) for r in rules], ensure_ascii=False, indent=2) + "\n"
-        )
+        return ci.dumps([rule_record(r, lang) for r in rules])
     L = labels_for(lang, labels)
-    width = max(len(L[f"lint_severity_{s}"]) for s in ("error", "warning", "info"))
+    width = max(display_width(L[f"lint_severity_{s}"]) for s in ("error", "warning", "info"))
     fixes = {"safe": L["lint_fix_safe"], "unsafe": L["lint_fix_unsafe"], None: "-"}
-    fix_width = max(len(v) for v in fixes.values())
+    fix_width = max(display_width(v) for v in fixes.values())
     lines = []
     for r in rules:
         severity = L[f"lint_severity_{r.severity}"]
-        opt = "" if r.default else f" ({L['lint_opt_in']})"
+        opt = "" if r.default else L["lint_paren"].format(text=L["lint_opt_in"])
         lines.append(
-            f"{r.code}  {severity:<{width}}  {fixes[r.fix_safety]:<{fix_width}}  "
-            f"{r.name}{opt}: {r.message_in(lang)}"
+            f"{r.code}  {pad(severity, width)}  {pad(fixes[r.fix_safety], fix_width)}  "
+            f"{r.name}{opt}{L['colon']}{r.message_in(lang)}"
         )
     return "\n".join(lines) + "\n"
 
 
-def error_lines(errors: Sequence[FileError]) -> str:
+def display_width(text: str) -> int:
+    """The cells ``text`` takes in a terminal: two for a wide or full-width character
+    (East Asian width W or F), none for a combining mark, else one."""
+    width = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        width += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+    return width
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal cells."""
+    return text + " " * max(width - display_width(text), 0)
+
+
+def error_lines(errors: Sequence[FileError], lang: str = "en") -> str:
     """One line per file that could not be checked: ``path:line:col: message``."""
-    return "".join(f"{e}\n" for e in errors)
+    return "".join(f"{printable(e.path)}:{e.line}:{e.column}: {e.text(lang)}\n" for e in errors)
 
 
 def would_fix(run: LintRun, labels: Mapping[str, str] | None = None) -> str:
@@ -303,18 +326,26 @@ def would_fix(run: LintRun, labels: Mapping[str, str] | None = None) -> str:
     return L["lint_would_fix"].format(findings=findings, files=files) + "\n"
 
 
-def write(run: LintRun, fmt: str, out: TextIO, err: TextIO, version: str = "0") -> None:
-    """``run`` as ``python -m generator lint --format <fmt>`` prints it: the files that
-    could not be checked on ``err``; then the findings in ``fmt`` on ``out`` or, for a
-    ``--diff`` run, the diff on ``out`` and what it would fix on ``err``. ``version``: the
-    tool's, for SARIF."""
-    err.write(error_lines(run.result.errors))
+def outputs(run: LintRun, fmt: str, version: str = "0") -> tuple[str, str, str]:
+    """``run`` as ``python -m generator lint --format <fmt>`` prints it: what goes to
+    standard error first (the files that could not be checked), to standard output (the
+    findings in ``fmt``, or for a ``--diff`` run the diff), and to standard error last
+    (what ``--diff`` would fix). ``version``: the tool's, for SARIF."""
+    errors = error_lines(run.result.errors, run.lang)
     if run.diff:
-        out.write(run.diff_text())
-        err.write(would_fix(run))
-    elif fmt == "json":
-        out.write(json_report(run.result))
-    elif fmt == "sarif":
-        out.write(sarif(run.result, run.rules, version, run.lang))
-    else:
-        out.write(text(run.result, run.fixed, labels_for(run.lang), run.unsafe))
+        return errors, run.diff_text(), would_fix(run)
+    return errors, render(run, fmt, version), ""
+
+
+def render(run: LintRun, fmt: str, version: str = "0") -> str:
+    """The findings of ``run`` in the format ``fmt`` (`FORMATS`), as standard output gets
+    them."""
+    if fmt == "json":
+        return json_report(run.result)
+    if fmt == "sarif":
+        return sarif(run.result, run.rules, version, run.lang)
+    if fmt == "github":
+        return ci.github(run.result, labels_for(run.lang))
+    if fmt == "gitlab":
+        return ci.gitlab(run.result, labels=labels_for(run.lang))
+    return text(run.result, run.fixed, labels_for(run.lang), run.unsafe)

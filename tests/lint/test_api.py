@@ -4,7 +4,6 @@ buffer), which never reads or writes the file it is named after."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
@@ -117,15 +116,13 @@ def test_run_fixes_the_files_and_lints_them_again(tmp_path: Path) -> None:
     shown = api.run([tmp_path], fix=True, diff=True)  # --diff wins: nothing written
     assert path.read_text(encoding="utf-8") == SOURCE
     assert (shown.fixed, shown.fixable, len(shown.result.findings)) == (0, 1, 3)
-    out, err = io.StringIO(), io.StringIO()
-    report.write(shown, "text", out, err)
-    assert out.getvalue() == shown.diff_text() and err.getvalue() == report.would_fix(shown)
+    before, out, after = report.outputs(shown, "text")
+    assert (before, out, after) == ("", shown.diff_text(), report.would_fix(shown))
     fixed = api.run(str(tmp_path), fix=True)  # one path, as a string or a Path
     assert path.read_text(encoding="utf-8") == SAFE
     assert fixed.fixed == 1 and fixed.result.sources[str(path)] == SAFE
     assert {f.rule for f in fixed.result.findings} == {"PTT011", "PTT012"}
     assert fixed.exit_code == 1
-    report.write(fixed, "text", out := io.StringIO(), io.StringIO())
-    assert "Fixed 1 finding." in out.getvalue()
+    assert "Fixed 1 finding." in report.outputs(fixed, "text")[1]
     with pytest.raises(LintUsageError):
         api.run([tmp_path / "missing.py"])

@@ -298,7 +298,10 @@ def test_lint_text_reports_what_the_command_reports(
     ]
     assert [f["fix"] for f in got["findings"]] == ["unsafe", "safe"]
     broken = lint_text("def f(:\n", "t.py", lang)
-    assert broken["findings"] == [] and broken["errors"][0].startswith("t.py:1:")
+    (tmp_path / "t.py").write_text("def f(:\n", encoding="utf-8")
+    cli.main(["lint", "t.py", "--lang", lang])  # the same line, in the same language
+    assert broken["findings"] == [] and broken["errors"] == capsys.readouterr().err.splitlines()
+    assert broken["errors"][0].startswith("t.py:1:")
 
 
 def test_compose_flags_answers_with_the_command_s_error_and_command(

@@ -13,10 +13,10 @@ from generator.lint.rules.base import (
     Report,
     Rule,
     add_keyword,
+    argument_start,
     insert,
     open_paren,
     replace,
-    start_of,
 )
 from generator.lint.rules.model import _is_module_call
 from generator.lint.syntax import dotted, has_star_args, is_const, kwarg, method_name, receiver
@@ -113,7 +113,7 @@ class CudaAmpAutocast(Rule):
                     for arg, name in zip(
                         call.args, ("enabled", "dtype", "cache_enabled"), strict=False
                     ):
-                        edits.append(insert(start_of(arg), f"{name}="))
+                        edits.append(insert(argument_start(ctx.lines, call, arg), f"{name}="))
                 yield Report(call, edits, {"old": q, "device": device})
 
 
@@ -226,10 +226,9 @@ class CudaAmpCustomFwd(Rule):
                     edits = []
                     if ctx.torch_is("torch"):
                         if isinstance(deco, ast.Call):
-                            edits = [
-                                replace(deco.func, f"torch.amp.{new}"),
-                                add_keyword(ctx.lines, deco, 'device_type="cuda"'),
-                            ]
+                            edits = [replace(deco.func, f"torch.amp.{new}")]
+                            if kwarg(deco, "device_type") is None:  # never written twice
+                                edits.append(add_keyword(ctx.lines, deco, 'device_type="cuda"'))
                         else:
                             edits = [replace(deco, f'torch.amp.{new}(device_type="cuda")')]
                     yield Report(deco, edits)

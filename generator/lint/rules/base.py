@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from generator.lint.lines import Lines
 from generator.lint.syntax import span
 
 if TYPE_CHECKING:
@@ -154,33 +155,143 @@ def insert(at: tuple[int, int], text: str) -> Edit:
     return Edit(at, at, text)
 
 
-def rename_attribute(node: ast.Attribute, new: str) -> Edit:
-    """Replace the last name of ``a.b.old`` with ``new``."""
+#: An edit a helper could not place (a region that does not tokenize): the report keeps its
+#: finding, without a fix.
+UNFIXABLE = Edit((0, 0), (0, 0), "")
+
+
+def _lines(lines: list[str]) -> Lines:
+    return lines if isinstance(lines, Lines) else Lines("\n".join(lines))
+
+
+def _name_char(ch: str) -> bool:
+    """A character the tokenizer reads as part of a name (any non-ASCII one: Python
+    normalises and checks the whole name afterwards)."""
+    return ch == "_" or ch.isalnum() if ch.isascii() else True
+
+
+def rename_attribute(node: ast.Attribute, new: str, lines: list[str] | None = None) -> Edit:
+    """Replace the last name of ``a.b.old`` with ``new``: the name as written (Python reads
+    ``memory_cacheｄ`` as ``memory_cached``: the ``ast`` name is normalised, the source is
+    not). Without ``lines`` the name is measured from the ``ast``: only an ASCII name."""
     line, end = end_of(node)
-    return Edit((line, end - len(node.attr.encode("utf-8"))), (line, end), new)
+    if lines is None:
+        if not node.attr.isascii():
+            return UNFIXABLE
+        return Edit((line, end - len(node.attr)), (line, end), new)
+    text = _lines(lines)
+    try:
+        stop = text.offset((line, end))
+    except IndexError:
+        return UNFIXABLE
+    source, at = text.source, stop
+    while at > 0 and _name_char(source[at - 1]):
+        at -= 1
+    return UNFIXABLE if at == stop else Edit(text.position(at), (line, end), new)
+
+
+def _parens(text: Lines, call: ast.Call) -> tuple[int, int] | None:
+    """The offsets of the ``(`` and the ``)`` of ``call``."""
+    try:
+        after, close = text.offset(end_of(call.func)), text.offset(end_of(call)) - 1
+    except IndexError:
+        return None
+    if close < after or text.source[close] != ")":
+        return None
+    for i, ch in text.punctuation(after, close + 1):
+        if ch == "(":
+            return i, close
+        if ch != ")":  # the closing parentheses of a parenthesised callee only
+            return None
+    return None
 
 
 def open_paren(lines: list[str], call: ast.Call) -> tuple[int, int]:
-    """The position just after the ``(`` of ``call``."""
-    line, col = end_of(call.func)
-    while line <= len(lines):
-        raw = lines[line - 1].encode("utf-8")
-        i = raw.find(b"(", col)
-        if i >= 0:
-            return (line, i + 1)
-        line, col = line + 1, 0
-    raise ValueError("no opening parenthesis")  # pragma: no cover - ast guarantees one
+    """The position just after the ``(`` of ``call`` (a ``(`` in a comment between the name
+    and the parenthesis does not count)."""
+    text = _lines(lines)
+    found = _parens(text, call)
+    return UNFIXABLE.start if found is None else text.position(found[0] + 1)
 
 
 def after_last_argument(lines: list[str], call: ast.Call) -> tuple[tuple[int, int], bool]:
-    """Where to add an argument to ``call``, and whether it already has arguments."""
+    """Where to add an argument to ``call``, and whether it already has arguments: after the
+    last argument and the parentheses around it, before a trailing comma."""
+    text = _lines(lines)
+    found = _parens(text, call)
+    if found is None:
+        return UNFIXABLE.start, False
+    opening, close = found
     args: list[ast.AST] = [*call.args, *call.keywords]
     if not args:
-        return open_paren(lines, call), False
-    return max(end_of(a) for a in args), True
+        return text.position(opening + 1), False
+    at = text.offset(max(end_of(a) for a in args))
+    if at > close:  # a bare generator expression: it shares the call's parentheses
+        return UNFIXABLE.start, False
+    for i, ch in text.punctuation(at, close):
+        if ch == ",":
+            break
+        if ch != ")":
+            return UNFIXABLE.start, False
+        at = i + 1
+    return text.position(at), True
+
+
+def argument_start(lines: list[str], call: ast.Call, arg: ast.expr) -> tuple[int, int]:
+    """Where the positional argument ``arg`` of ``call`` starts, the parentheses around it
+    included (where ``name=`` goes)."""
+    text = _lines(lines)
+    found = _parens(text, call)
+    if found is None or arg not in call.args:
+        return UNFIXABLE.start
+    k = call.args.index(arg)
+    start = found[0] + 1 if k == 0 else text.offset(end_of(call.args[k - 1]))
+    at = text.offset(start_of(arg))
+    separated, first = k == 0, None
+    for i, ch in text.punctuation(start, at):
+        if ch == ")" and not separated:
+            continue
+        if ch == "," and not separated:
+            separated = True
+        elif ch == "(" and separated:
+            first = i if first is None else first
+        else:
+            return UNFIXABLE.start
+    return text.position(at if first is None else first)
 
 
 def add_keyword(lines: list[str], call: ast.Call, text: str) -> Edit:
-    """Append the keyword argument ``text`` (``weights_only=True``) to ``call``."""
+    """Append the keyword argument ``text`` (``weights_only=True``) to ``call``. A bare
+    generator expression, the only argument, is put in parentheses as well (``f(x for x in
+    y)`` shares its parentheses with the call)."""
+    args = call.args
+    if len(args) == 1 and not call.keywords and isinstance(args[0], ast.GeneratorExp):
+        source = _lines(lines)
+        found = _parens(source, call)
+        if found is None:
+            return UNFIXABLE
+        opening, close = found
+        if source.offset(start_of(args[0])) == opening:  # the call's own parentheses
+            inside = source.source[opening + 1 : close]
+            return Edit(source.position(opening + 1), source.position(close), f"({inside}), {text}")
     at, has_args = after_last_argument(lines, call)
     return insert(at, f", {text}" if has_args else text)
+
+
+def remove_method_call(lines: list[str], call: ast.Call) -> Edit:
+    """Delete ``.name(...)`` from ``receiver.name(...)``: from the ``.`` (after the closing
+    parentheses of a parenthesised receiver) to the end of the call."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return UNFIXABLE
+    text = _lines(lines)
+    try:
+        after, stop = text.offset(end_of(func.value)), text.offset(end_of(func))
+    except IndexError:
+        return UNFIXABLE
+    for i, ch in text.punctuation(after, stop):
+        if ch == ".":
+            return Edit(text.position(i), end_of(call), "")
+        if ch != ")":
+            break
+    return UNFIXABLE

@@ -352,7 +352,7 @@ class DistributedSamplerSetEpoch(Rule):
         if ctx.methods("set_epoch"):
             return
         epoch_loop = any(
-            isinstance(loop, ast.For) and "epoch" in ast.unparse(loop.target).lower()
+            isinstance(loop, ast.For) and "epoch" in ctx.segment(loop.target).lower()
             for loop in ctx.by_type[ast.For]
         )
         for call in ctx.calls(*_SAMPLER):

@@ -244,10 +244,11 @@ class NoGradEvalLoop(Rule):
         lowered = ctx.source.lower()
         if "fsdp" in lowered or "fully_shard" in lowered or "deepspeed" in lowered:
             return  # inference tensors break FSDP's (and DeepSpeed's) training afterwards
+        in_training = self._called_while_training(ctx)
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             for func in ctx.by_type[kind]:
                 assert isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef)
-                if self._called_while_training(ctx, func):
+                if func.name in in_training:
                     continue
                 for deco in func.decorator_list:
                     if self._plain_no_grad(ctx, deco) and self._evaluates(
@@ -257,7 +258,7 @@ class NoGradEvalLoop(Rule):
         for with_ in ctx.by_type[ast.With]:
             assert isinstance(with_, ast.With)
             scope = ctx.enclosing_function(with_)
-            if scope is None or self._called_while_training(ctx, scope):
+            if scope is None or scope.name in in_training:
                 continue  # a top-level block of a script, or evaluation in mid-training
             for item in with_.items:
                 if self._plain_no_grad(ctx, item.context_expr) and self._evaluates(
@@ -266,16 +267,19 @@ class NoGradEvalLoop(Rule):
                     yield Report(item.context_expr)
 
     @staticmethod
-    def _called_while_training(ctx: Context, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """Whether ``func`` (or ``self.func``) is called inside a training loop."""
-        loops = set(ctx.loops.training_loops)
-        for call in ctx.by_type[ast.Call]:
-            assert isinstance(call, ast.Call)
-            target = call.func
-            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
-            if name == func.name and any(a in loops for a in ctx.ancestors(call)):
-                return True
-        return False
+    def _called_while_training(ctx: Context) -> set[str]:
+        """The names called (``f(...)``, ``self.f(...)``) inside a training loop: one walk of
+        each loop, once per file."""
+        out: set[str] = set()
+        for loop in ctx.loops.training_loops:
+            for node in ast.walk(loop):
+                if isinstance(node, ast.Call):
+                    target = node.func
+                    if isinstance(target, ast.Name):
+                        out.add(target.id)
+                    elif isinstance(target, ast.Attribute):
+                        out.add(target.attr)
+        return out
 
     @staticmethod
     def _plain_no_grad(ctx: Context, expr: ast.AST) -> bool:

@@ -49,7 +49,7 @@ class ResetMaxMemory(Rule):
             for call in ctx.calls(f"torch.cuda.{old}", f"torch.cuda.memory.{old}"):
                 edits = []
                 if isinstance(call.func, ast.Attribute):
-                    edits = [rename_attribute(call.func, "reset_peak_memory_stats")]
+                    edits = [rename_attribute(call.func, "reset_peak_memory_stats", ctx.lines)]
                 yield Report(call, edits, {"old": old})
 
 
@@ -85,7 +85,7 @@ class MemoryCached(Rule):
         ):
             for call in ctx.calls(f"torch.cuda.{old}", f"torch.cuda.memory.{old}"):
                 edits = (
-                    [rename_attribute(call.func, new)]
+                    [rename_attribute(call.func, new, ctx.lines)]
                     if isinstance(call.func, ast.Attribute)
                     else []
                 )
@@ -122,7 +122,7 @@ class DeprecatedAlias(Rule):
             "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm"
         ):
             edits = (
-                [rename_attribute(call.func, "clip_grad_norm_")]
+                [rename_attribute(call.func, "clip_grad_norm_", ctx.lines)]
                 if isinstance(call.func, ast.Attribute)
                 else []
             )
@@ -174,7 +174,7 @@ class InitWithoutUnderscore(Rule):
         for old in _INIT_ALIASES:
             for call in ctx.calls(f"torch.nn.init.{old}"):
                 edits = (
-                    [rename_attribute(call.func, old + "_")]
+                    [rename_attribute(call.func, old + "_", ctx.lines)]
                     if isinstance(call.func, ast.Attribute)
                     else []
                 )

@@ -109,6 +109,14 @@ def feeds_backward(ctx: Context, node: ast.AST, name: str) -> bool:
     """Whether ``name`` is used, in ``node``'s scope, to compute what ``backward()`` gets
     (directly, or through one assignment: ``total = sum(losses); total.backward()``)."""
     body = ctx.scope_body(node)
+    key = ("feeds_backward", id(body))
+    if key not in ctx.memo:  # once per scope, whatever the name
+        ctx.memo[key] = _backward_inputs(ctx, body)
+    return name in ctx.memo[key]
+
+
+def _backward_inputs(ctx: Context, body: list[ast.stmt]) -> set[str]:
+    """The names read to compute what the ``backward()`` calls of ``body`` get."""
     receivers: list[ast.AST] = []
     for n in iter_region(body, conditional=True):
         if isinstance(n, ast.Call) and ctx.loops.is_backward(n):
@@ -124,9 +132,7 @@ def feeds_backward(ctx: Context, node: ast.AST, name: str) -> bool:
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
         )
     ]
-    return any(
-        isinstance(x, ast.Name) and x.id == name for r in [*receivers, *values] for x in ast.walk(r)
-    )
+    return {x.id for r in [*receivers, *values] for x in ast.walk(r) if isinstance(x, ast.Name)}
 
 
 def device_values(ctx: Context, loop: Loop) -> set[str]:

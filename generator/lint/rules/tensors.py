@@ -6,7 +6,14 @@ import ast
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
-from generator.lint.rules.base import Edit, Invalid, Report, Rule, add_keyword, end_of
+from generator.lint.rules.base import (
+    Edit,
+    Invalid,
+    Report,
+    Rule,
+    add_keyword,
+    remove_method_call,
+)
 from generator.lint.syntax import (
     has_star_kwargs,
     kwarg,
@@ -381,6 +388,6 @@ class FactoryThenMove(Rule):
             ):
                 edits = [
                     add_keyword(ctx.lines, inner, f"device={device}"),
-                    Edit(end_of(inner), end_of(call), ""),
+                    remove_method_call(ctx.lines, call),
                 ]
             yield Report(call, edits)
