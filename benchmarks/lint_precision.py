@@ -48,9 +48,7 @@ VERDICTS = HERE / "verdicts.tsv"
 SYNCS = HERE / "syncs.tsv"
 VERDICT_KINDS = ("true", "false", "debatable")
 #: The rules whose findings are host-device synchronisations (recall of `SYNCS`).
-SYNC_RULES = frozenset(
-    {"PTT020", "PTT021", "PTT022", "PTT023", "PTT024", "PTT036", "PTT052"}
-)
+SYNC_RULES = frozenset({"PTT020", "PTT021", "PTT022", "PTT023", "PTT024", "PTT036", "PTT052"})
 
 
 @dataclass(frozen=True)
