@@ -15,6 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from generator.command import Command, extra_of, install_hint, print_line, unmet
 from generator.errors import InvalidRecords, UserError
@@ -139,9 +140,16 @@ def commands() -> dict[str, Command]:
     return {name: found[name] for name in ORDER}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's errors in one line and a hint, not its usage block (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``python -m generator``."""
-    parser = argparse.ArgumentParser(
+    """The argument parser of ``python -m generator`` (its subcommands' are `_Parser`s too)."""
+    parser = _Parser(
         prog="python -m generator",
         description="The verified PyTorch tips knowledge base: validate the records in tips/, "
         "search and show tips, and write the generated files.",
