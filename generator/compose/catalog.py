@@ -326,7 +326,7 @@ CONFLICTS: tuple[Conflict, ...] = (
         "--fsdp-no-sync-accum needs --fsdp: it skips FSDP's reduce-scatters",
     ),
     Conflict(
-        {"fsdp_no_sync_accum": True, "accum": False},
+        {"fsdp_no_sync_accum": True, "fsdp": True, "accum": False},
         "--fsdp-no-sync-accum needs --accum N (N > 1): it skips reduce-scatters between "
         "micro-batches",
     ),
