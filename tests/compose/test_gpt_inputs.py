@@ -334,7 +334,8 @@ def test_sampling_config_and_tensorboard(tmp_path, runner):
         ("fsdp", ["--weights", "w.pt", *sample, "--seed", "1"], False),
         ("train", [*tiny, "--out", "b", "--sample", "40", "--prompt", "1+1="], False),
         ("train", [*SIZES, "--batch-size", "2", "--config", "run.toml", *config], True),
-        ("train", ["--config", "out/config.toml", "--out", "again"], True),
+        ("train", ["--config", "run.toml", "--max-steps", "3"], False),  # it resumes
+        ("train", ["--config", "out/config.toml", "--out", "again"], False),
     ]
     (tmp_path / "driver.py").write_text(USES_DRIVER, encoding="utf-8")
     run = runner.run(tmp_path / "driver.py", [json.dumps(runs)])
@@ -349,20 +350,21 @@ def test_sampling_config_and_tensorboard(tmp_path, runner):
     text = results[5]["stdout"].strip().splitlines()[-1]
     assert text and len(text.encode()) <= 40 * 3  # bytes, decoded (or replaced)
 
-    # --config: the file's options, but the command line's --max-steps
+    # --config: the file's options, but the command line's --max-steps; a resumed run's
+    # config.toml (the checkpoint's sizes) is an options file too
     records = metrics(tmp_path / "out")
-    assert [r["step"] for r in records] == [1, 2]  # log_every 1 from the file, 2 steps
-    assert records[0]["lr"] == records[1]["lr"]  # a constant schedule
+    assert [r["step"] for r in records] == [1, 2, 3]  # log_every 1 from the file
+    assert records[0]["lr"] == records[2]["lr"]  # a constant schedule
     saved = (tmp_path / "out" / "config.toml").read_text()
-    assert 'lr_schedule = "constant"' in saved and "max_steps = 2" in saved
-    assert [r["step"] for r in metrics(tmp_path / "again")] == [1, 2]
+    assert 'lr_schedule = "constant"' in saved and "max_steps = 3" in saved
+    assert "n_embd = 32" in saved  # from the checkpoint: not given in the resumed run
+    assert [r["step"] for r in metrics(tmp_path / "again")] == [1, 2, 3]
 
-    # --tensorboard: each record's scalars, at its step (the stand-in writer's; the run
-    # from config.toml writes to tb too, after it)
-    logged: dict = {}
-    for _, key, value, step in answer["scalars"]:
-        logged.setdefault((key, step), value)
-    for record in records:
+    # --tensorboard: each record's scalars, at its step (the stand-in writer's), for the
+    # two steps of the run that had it
+    logged = {(key, step): value for _, key, value, step in answer["scalars"]}
+    assert {step for _, step in logged} == {1, 2}
+    for record in records[:2]:
         for key, value in record.items():
             if key != "step" and value is not None:
                 assert logged[key, record["step"]] == value, key
