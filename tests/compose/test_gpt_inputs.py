@@ -117,6 +117,7 @@ ERRORS: list[tuple[str, str, list[str], str]] = [
     ("conv-out-is-a-file", "conv", ["--out", "afile"], "--out afile: File exists"),
     ("conv-overwrite", "conv", ["--out", "conv-out"], "last.pt exists: --resume continues"),
     ("conv-garbage", "conv", ["--out", "conv-garbage", "--resume"], "not a checkpoint"),
+    ("conv-too-few-samples", "conv", ["--samples", "4"], "smaller than one global batch"),
 ]
 
 
