@@ -7,9 +7,11 @@ machine, the training throughput (tokens) of
   64, batches of 16; CUDA: GPT-2 small, 12 blocks of width 768 on sequences of 1024,
   batches of 32), and
 * a minimal loop on the same model, data and optimizer, imported from the generated
-  script: draw the step's batch, forward (under bf16 autocast with --amp), loss, backward,
-  AdamW step (fused with --fused-optimizer), zero_grad; the model compiled whole with
-  --compile. Nothing else: the floor of what any trainer can do.
+  script: draw the step's batch, forward (under bf16 autocast on CUDA, as the script's
+  default recipe), loss, backward, AdamW step (fused with --fused-optimizer), zero_grad;
+  the model compiled whole with --compile. Nothing else: no clipping, schedule or check
+  for non-finite gradients, which the generated script's recipe adds: the floor of what
+  any trainer can do.
 
 Both report every 20 steps, timed as each report arrives after a warm-up (compose_runs.py):
 tokens per CPU-second on a CPU, with one thread; tokens per second of wall time on CUDA.
@@ -18,7 +20,7 @@ is read from its metrics.jsonl. Results go to benchmarks/results/compose-gpt-<de
 This is a benchmark, not a test: run it by hand.
 
     python benchmarks/compose_gpt.py                       # CPU, plain script
-    python benchmarks/compose_gpt.py --device cuda --flags "--amp --compile --fused-optimizer"
+    python benchmarks/compose_gpt.py --device cuda --flags "--compile --fused-optimizer"
 
 Targets: generated / minimal >= 0.98 (CPU and GPU); MFU >= 40% on an H100 (GPU).
 """
@@ -55,7 +57,6 @@ from generator.compose.script import compose, read_tips_by_feature  # noqa: E402
 #: The floor, on the generated script's model, data and optimizer settings.
 MINIMAL = r"""
 import sys
-from contextlib import nullcontext
 
 import torch
 import torch.nn.functional as F
@@ -64,22 +65,22 @@ import train
 
 device, preset, steps, every, lr, flags = sys.argv[1:7]
 steps, every, lr, flags = int(steps), int(every), float(lr), flags.split(",")
-sys.argv = ["train.py", "--device", device, "--preset", preset]
-args = train.parse_args()
+args = train.parse_args(["--device", device, "--preset", preset])
 device = torch.device(device)
-tokens = train.load_tokens(None)
-tokens = tokens[: len(tokens) * 9 // 10]  # the generated script's training part
+tokens, _, vocab_size = train.load_data(args)  # the generated script's training part
+train.resolve(args, None, vocab_size)
 model = train.GPT(args).to(device)
 train.init_weights(model, 0)
 fused = {"fused": True} if "fused-optimizer" in flags else {}
 optimizer = torch.optim.AdamW(
-    model.parameters(), lr, train.betas, weight_decay=train.weight_decay, **fused
+    train.param_groups(model), lr, train.betas, weight_decay=train.weight_decay, **fused
 )
 if "compile" in flags:
     model = torch.compile(model)
-amp = torch.autocast(device.type, dtype=torch.bfloat16) if "amp" in flags else nullcontext()
+# bf16 on CUDA, as the generated script's default (fp32 on a CPU)
+amp = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
 for step in range(steps):
-    x, y = train.get_batch(tokens, args, step, args.batch_size, device)
+    x, y = train.get_batch(tokens, args, (0, step), args.batch_size, device)
     with amp:
         loss = F.cross_entropy(model(x).flatten(0, 1).float(), y.flatten())
     loss.backward()
@@ -97,6 +98,7 @@ def run(kind: str, folder: Path, args: argparse.Namespace, env: dict[str, str]) 
         shutil.rmtree(folder / "out", ignore_errors=True)
         argv = [sys.executable, "train.py", "--device", args.device, "--out", "out"]
         argv += ["--preset", args.preset, "--lr", str(args.lr), "--ckpt-every", "0"]
+        argv += ["--eval-every", "0"]
         argv += ["--max-steps", str(total), "--log-every", str(EVERY)]
     else:
         argv = [sys.executable, "minimal.py", args.device, args.preset]

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from generator.bench import cli as bench
 from generator.command import (
@@ -226,9 +226,16 @@ def commands(
     return found
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's errors in one line and a hint, not its usage block (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``python -m generator``."""
-    parser = argparse.ArgumentParser(
+    """The argument parser of ``python -m generator`` (its subcommands' are `_Parser`s too)."""
+    parser = _Parser(
         prog="python -m generator",
         description="The verified PyTorch tips knowledge base: validate the records in tips/, "
         "search and show tips, and write the generated files.",

@@ -11,24 +11,17 @@ from generator.compose.flags import add_arguments
 
 
 def cmd_compose(args: argparse.Namespace) -> int:
-    from generator.compose.script import (
-        OutputExists,
-        compose,
-        options_from_args,
-        read_tips_by_feature,
-        write_script,
-    )
+    from generator.compose.output import output_path, write_script, write_stdout
+    from generator.compose.script import compose, options_from_args, read_tips_by_feature
 
     options = options_from_args(args)  # contradictions fail here, before anything is written
-    output = Path(args.output) if args.output else None
-    if output is not None and output.exists() and not args.force:
-        raise OutputExists(f"{args.output} exists: use --force to overwrite it")
-    name = output.name if output else "train.py"
+    target = output_path(args.output, args.force)  # and a path that cannot be written
+    name = Path(args.output).name if target else "train.py"
     text = compose(options, read_tips_by_feature(), script_name=name)
-    if output is None:
-        sys.stdout.write(text)
+    if target is None:
+        write_stdout(text)
         return 0
-    write_script(text, output, force=args.force)
+    write_script(text, target, args.output)
     sys.stderr.write(f"wrote {args.output}\n")
     return 0
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import re
 import textwrap
-from typing import Any
+from typing import Any, NoReturn
 
 from generator.compose.options import (
     OPTIONS,
@@ -131,10 +131,13 @@ def parse_flags(flags: list[str]) -> ComposeOptions:
         ComposeError: the flags do not parse.
         ContradictoryOptions: they contradict each other.
     """
-    parser = argparse.ArgumentParser(prog="compose", add_help=False)
+    parser = _Parser(prog="compose", add_help=False)
     add_arguments(parser)
-    try:
-        args = parser.parse_args(flags)
-    except SystemExit:
-        raise ComposeError(f"bad composer flags: {' '.join(flags)}") from None
-    return options_from_args(args)
+    return options_from_args(parser.parse_args(flags))
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises argparse's one-line message as a `ComposeError` (the browser shows it)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ComposeError(message)

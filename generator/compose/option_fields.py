@@ -28,6 +28,8 @@ class OptionFields:
     ddp: bool = False
     #: --fsdp
     fsdp: bool = False
+    #: --fsdp-no-sync-accum
+    fsdp_no_sync_accum: bool = False
     #: --async-checkpoint
     async_checkpoint: bool = False
     #: --compile
@@ -38,8 +40,6 @@ class OptionFields:
     activation_checkpointing: Literal["full", "selective"] | None = None
     #: --clip-grad-norm X
     clip_grad_norm: float | None = None
-    #: --lr-schedule {cosine}
-    lr_schedule: Literal["cosine"] | None = None
     #: --ema DECAY
     ema: float | None = None
     #: --tf32

@@ -52,7 +52,7 @@ class Option:
         const: the value of a ``choice`` given without one (``--activation-checkpointing``).
         models: the models the option applies to; with another it is refused.
         features: the features it applies.
-        minimum, exclusive_minimum, exclusive_maximum: the range of a number.
+        minimum, maximum, exclusive_minimum, exclusive_maximum: the range of a number.
     """
 
     name: str
@@ -66,6 +66,7 @@ class Option:
     models: tuple[str, ...] = MODELS
     features: tuple[Feature, ...] = ()
     minimum: float | None = None
+    maximum: float | None = None
     exclusive_minimum: float | None = None
     exclusive_maximum: float | None = None
 
@@ -89,18 +90,21 @@ class Option:
         """What is wrong with a number out of range; None if it is in range."""
         if self.kind not in ("int", "float") or value == self.default:
             return None
-        lo, xlo, xhi = self.minimum, self.exclusive_minimum, self.exclusive_maximum
+        lo, hi = self.minimum, self.maximum
+        xlo, xhi = self.exclusive_minimum, self.exclusive_maximum
         ok = (
             math.isfinite(value)
             and (lo is None or value >= lo)
+            and (hi is None or value <= hi)
             and (xlo is None or value > xlo)
             and (xhi is None or value < xhi)
         )
         if ok:
             return None
-        if xhi is not None:
+        if xhi is not None or hi is not None:
             low = f"[{_num(lo)}" if lo is not None else f"({_num(xlo)}"
-            wanted = f"in {low}, {_num(xhi)})"
+            high = f"{_num(hi)}]" if hi is not None else f"{_num(xhi)})"
+            wanted = f"in {low}, {high}"
         elif xlo == 0:
             wanted = "a positive number"
         elif lo == 0:

@@ -36,8 +36,7 @@ COMMANDS = {
 }
 GPT_COMMANDS = {
     "cpu": "python benchmarks/compose_gpt.py",
-    "cuda": 'python benchmarks/compose_gpt.py --device cuda --flags "--amp --compile '
-    '--fused-optimizer"',
+    "cuda": 'python benchmarks/compose_gpt.py --device cuda --flags "--compile --fused-optimizer"',
 }
 
 

@@ -22,10 +22,8 @@ Pyodide; rendering imports Jinja, and the tip records (PyYAML) are read only whe
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from generator.compose.docs import FLAGS_PLACEHOLDER, expand_flag_tables, flags_table
@@ -40,6 +38,7 @@ from generator.compose.options import (
     options_schema,
     validate,
 )
+from generator.compose.output import output_path, write_script
 from generator.compose.results import (
     GPT_RESULTS_PLACEHOLDER,
     RESULTS_PLACEHOLDER,
@@ -70,6 +69,7 @@ __all__ = [
     "flags_table",
     "options_from_args",
     "options_schema",
+    "output_path",
     "parse_flags",
     "read_tips_by_feature",
     "tips_by_feature",
@@ -169,29 +169,3 @@ def cited_tips(script: str) -> list[str]:
             if tip_id not in out:
                 out.append(tip_id)
     return out
-
-
-def write_script(text: str, path: Path, force: bool = False) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file, then ``os.replace``).
-
-    The new file gets the usual permissions (0666 minus the umask), not a temporary file's.
-
-    Raises:
-        OutputExists: ``path`` exists and ``force`` is false, or it is a folder.
-    """
-    if path.is_dir():
-        raise OutputExists(f"{path} is a folder: give the script's file name")
-    if path.exists() and not force:
-        raise OutputExists(f"{path} exists: use --force to overwrite it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

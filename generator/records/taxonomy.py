@@ -173,7 +173,7 @@ COMPOSE_FEATURES: dict[str, str | None] = {
     "activation-checkpointing": "--activation-checkpointing",
     "selective-checkpointing": "--model gpt --activation-checkpointing selective",
     "clip-grad-norm": "--clip-grad-norm 1.0",
-    "lr-schedule": "--model gpt --lr-schedule cosine",
+    "lr-schedule": "--model gpt",
     "ema": "--model gpt --ema 0.999",
     "tf32": "--tf32",
     "cudnn-benchmark": "--cudnn-benchmark",

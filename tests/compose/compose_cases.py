@@ -69,14 +69,14 @@ SUPPORTED: list[tuple[str, ...]] = [
 #: Contradictory or out-of-range choices: the flags and a part of the one-line message.
 UNSUPPORTED: list[tuple[str, list[str], str]] = [
     ("deterministic+cudnn-benchmark", ["--deterministic", "--cudnn-benchmark"], "contradict"),
-    ("accum-0", ["--accum", "0"], "--accum must be at least 1"),
+    ("accum-0", ["--accum", "0"], "--accum must be in [1, 1024], got 0"),
     ("fp16-on-cpu", ["--amp", "--amp-dtype", "fp16", "--device", "cpu"], "needs a CUDA"),
     ("amp-dtype-without-amp", ["--amp-dtype", "bf16"], "--amp-dtype needs --amp"),
     ("tf32-on-cpu", ["--tf32", "--device", "cpu"], "only affects CUDA"),
     ("cudnn-benchmark-on-cpu", ["--cudnn-benchmark", "--device", "cpu"], "only affects CUDA"),
     ("clip-0", ["--clip-grad-norm", "0"], "must be a positive number"),
-    ("workers-negative", ["--workers", "-1"], "must be 0 or more"),
-    ("eval-every-0", ["--eval-every", "0"], "must be at least 1"),
+    ("workers-negative", ["--workers", "-1"], "--workers must be in [0, 256], got -1"),
+    ("eval-every-0", ["--eval-every", "0"], "--eval-every must be in [1, 1000000000]"),
     ("seed-negative", ["--seed", "-1"], "--seed must be in"),
 ]
 
