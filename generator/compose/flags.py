@@ -10,6 +10,7 @@ import re
 import textwrap
 from typing import Any
 
+from generator.compose.option_types import labels
 from generator.compose.options import (
     OPTIONS,
     ComposeError,
@@ -136,5 +137,9 @@ def parse_flags(flags: list[str]) -> ComposeOptions:
     try:
         args = parser.parse_args(flags)
     except SystemExit:
-        raise ComposeError(f"bad composer flags: {' '.join(flags)}") from None
+        en, zh = (
+            labels(lang)["compose_err_bad_flags"].format(flags=" ".join(flags))
+            for lang in ("en", "zh")
+        )
+        raise ComposeError(en, zh) from None
     return options_from_args(args)
