@@ -189,7 +189,11 @@ class _Rows:
     def _time(self, entry: _Entry, t: TimeResult) -> None:
         unstated = self.L["bench_hw_not_stated"]
         reported = "<br>".join(
-            cell(f"{r.figure.get(self.lang)} ({r.hardware_in(self.lang) or unstated})")
+            cell(
+                self.L["bench_reported_cell"].format(
+                    figure=r.figure.get(self.lang), hardware=r.hardware_in(self.lang) or unstated
+                )
+            )
             for r in entry.bench.reported
         )
         row = SummaryRow(
