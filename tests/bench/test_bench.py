@@ -221,7 +221,7 @@ def test_micro_benchmarks_are_figures_of_their_own_not_bars_of_the_step_chart() 
 
 
 def test_a_gpu_pill_without_a_gpu_measurement_says_it_is_reported() -> None:
-    """"Helps on: CUDA GPU" of a speed or memory tip says "reported, not measured here" until
+    """A speed or memory tip's "Helps on: CUDA GPU" says "reported, not measured here" until
     a CUDA results file measures the tip; a tip of another impact only says where it helps."""
     from generator.site.pages import tip_page, unmeasured_helps
 
