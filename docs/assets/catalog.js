@@ -7,27 +7,26 @@
 // - State lives in the URL (?text=&category=&helps=&impact=&sort=&order=), restored on load,
 //   so a filtered view can be linked and survives reload and the back button. (Not `q`:
 //   Material's search opens itself on a `?q=` in the URL.)
-(function () {
-  "use strict";
-  var DEFAULT_SORT = "title";
+function main() {
+  const DEFAULT_SORT = "title";
 
   function setup() {
-    var table = document.getElementById("tip-catalog");
+    const table = document.getElementById("tip-catalog");
     if (!table || table.dataset.ready) return;
     table.dataset.ready = "1";
-    var tbody = table.tBodies[0];
-    var rows = Array.prototype.slice.call(tbody.rows);
-    var selects = document.querySelectorAll(".tip-filters select[data-filter]");
-    var text = document.getElementById("filter-text");
-    var count = document.getElementById("catalog-count");
-    var empty = document.getElementById("catalog-empty");
-    var reset = document.getElementById("catalog-reset");
-    var headers = Array.prototype.slice.call(table.querySelectorAll("thead th[data-sort]"));
-    var collator = new Intl.Collator(document.documentElement.lang || undefined, {
+    const tbody = table.tBodies[0];
+    const rows = Array.prototype.slice.call(tbody.rows);
+    const selects = document.querySelectorAll(".tip-filters select[data-filter]");
+    const text = document.getElementById("filter-text");
+    const count = document.getElementById("catalog-count");
+    const empty = document.getElementById("catalog-empty");
+    const reset = document.getElementById("catalog-reset");
+    const headers = Array.prototype.slice.call(table.querySelectorAll("thead th[data-sort]"));
+    const collator = new Intl.Collator(document.documentElement.lang || undefined, {
       sensitivity: "base",
       numeric: true,
     });
-    var state = { sort: DEFAULT_SORT, order: "ascending" };
+    const state = { sort: DEFAULT_SORT, order: "ascending" };
 
     headers.forEach(function (th) {
       th.setAttribute("role", "columnheader"); // Material draws the sort arrows for these
@@ -45,7 +44,7 @@
     });
 
     function cellText(row, key) {
-      var index = headers.findIndex(function (th) {
+      const index = headers.findIndex(function (th) {
         return th.dataset.sort === key;
       });
       return index < 0 ? "" : row.cells[index].textContent.trim();
@@ -58,9 +57,9 @@
       }
       state.sort = key;
       state.order = order;
-      var sign = order === "ascending" ? 1 : -1;
-      var sorted = rows.slice().sort(function (a, b) {
-        var c = collator.compare(cellText(a, key), cellText(b, key));
+      const sign = order === "ascending" ? 1 : -1;
+      const sorted = rows.slice().sort(function (a, b) {
+        let c = collator.compare(cellText(a, key), cellText(b, key));
         if (c === 0 && key !== DEFAULT_SORT) c = collator.compare(cellText(a, DEFAULT_SORT), cellText(b, DEFAULT_SORT));
         return sign * c;
       });
@@ -72,14 +71,14 @@
     }
 
     function apply(quiet) {
-      var words = (text ? text.value : "").toLowerCase().split(/\s+/).filter(Boolean);
-      var shown = 0;
+      const words = (text ? text.value : "").toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
       rows.forEach(function (row) {
-        var ok = Array.prototype.every.call(selects, function (select) {
+        let ok = Array.prototype.every.call(selects, function (select) {
           if (!select.value) return true;
           return (row.dataset[select.dataset.filter] || "").split(" ").indexOf(select.value) !== -1;
         });
-        var haystack = row.dataset.text || "";
+        const haystack = row.dataset.text || "";
         ok = ok && words.every(function (word) { return haystack.indexOf(word) !== -1; });
         row.hidden = !ok;
         if (ok) shown += 1;
@@ -87,19 +86,19 @@
       if (count) count.textContent = count.dataset.template.replace("{n}", shown);
       if (empty) empty.hidden = shown !== 0;
       table.classList.toggle("tip-catalog--empty", shown === 0);
-      var active = words.length > 0 || Array.prototype.some.call(selects, function (s) { return s.value; });
+      const active = words.length > 0 || Array.prototype.some.call(selects, function (s) { return s.value; });
       if (reset) reset.hidden = !active;
       if (!quiet) save();
     }
 
     function save() {
-      var params = new URLSearchParams(window.location.search);
+      const params = new URLSearchParams(window.location.search);
       if (text) setParam(params, text.dataset.param, text.value.trim());
       selects.forEach(function (select) { setParam(params, select.dataset.param, select.value); });
       setParam(params, "sort", state.sort === DEFAULT_SORT ? "" : state.sort);
       setParam(params, "order", state.order === "ascending" ? "" : "desc");
-      var query = params.toString();
-      var url = window.location.pathname + (query ? "?" + query : "") + window.location.hash;
+      const query = params.toString();
+      const url = window.location.pathname + (query ? "?" + query : "") + window.location.hash;
       if (url !== window.location.pathname + window.location.search + window.location.hash) {
         window.history.replaceState(window.history.state, "", url);
       }
@@ -111,11 +110,11 @@
     }
 
     function restore() {
-      var params = new URLSearchParams(window.location.search);
+      const params = new URLSearchParams(window.location.search);
       if (text) text.value = params.get(text.dataset.param) || "";
       selects.forEach(function (select) {
-        var value = params.get(select.dataset.param) || "";
-        var known = Array.prototype.some.call(select.options, function (o) { return o.value === value; });
+        const value = params.get(select.dataset.param) || "";
+        const known = Array.prototype.some.call(select.options, function (o) { return o.value === value; });
         select.value = known ? value : "";
       });
       sortBy(params.get("sort") || DEFAULT_SORT, params.get("order") === "desc" ? "descending" : "ascending", true);
@@ -146,4 +145,6 @@
   } else {
     setup();
   }
-})();
+}
+
+main();

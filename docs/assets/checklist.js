@@ -1,18 +1,17 @@
 // The checklist's checkboxes (generator/templates/site/checklist.md.j2): the ticked checks are
 // kept in the browser's local storage, by tip id, so they survive a reload and are shared by
 // the English and the Chinese page. Without local storage they still tick, for this visit.
-(function () {
-  "use strict";
-  var boxes = Array.prototype.slice.call(
+function setup() {
+  const boxes = Array.prototype.slice.call(
     document.querySelectorAll(".tip-checklist input[type=checkbox][data-check]"));
   if (!boxes.length) return;
-  var KEY = "pytorch-tips.checklist";
-  var status = document.querySelector(".tip-checklist-status output");
-  var reset = document.querySelector(".tip-checklist-reset");
+  const KEY = "pytorch-tips.checklist";
+  const status = document.querySelector(".tip-checklist-status output");
+  const reset = document.querySelector(".tip-checklist-reset");
 
   function read() {
     try {
-      var saved = JSON.parse(localStorage.getItem(KEY) || "[]");
+      const saved = JSON.parse(localStorage.getItem(KEY) || "[]");
       return new Set(Array.isArray(saved) ? saved : []);
     } catch (e) {
       return new Set();
@@ -25,10 +24,10 @@
     } catch (e) { /* private browsing: the boxes still tick for this visit */ }
   }
 
-  var ticked = read();
+  const ticked = read();
 
   function show() {
-    var n = boxes.filter(function (b) { return b.checked; }).length;
+    const n = boxes.filter(function (b) { return b.checked; }).length;
     if (status) {
       status.textContent = n ? status.dataset.template.replace("{n}", String(n))
         .replace("{total}", String(boxes.length)) : "";
@@ -57,4 +56,6 @@
     });
   }
   show();
-})();
+}
+
+setup();

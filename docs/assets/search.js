@@ -21,47 +21,46 @@
 // terms only (a pasted megabyte costs what 2,000 characters cost), and the glossary's
 // synonyms (梯度检查点 is searched as 激活重计算). A term with a digit matches only itself (a
 // rule code names one rule). `?q=words` in the address opens the search with that query.
-(function () {
-  "use strict";
-  var root = document.querySelector("[data-tip-search]");
-  var toggle = document.getElementById("__search");
+function setup() {
+  const root = document.querySelector("[data-tip-search]");
+  const toggle = document.getElementById("__search");
   if (!root || !toggle) return;
-  var input = root.querySelector(".md-search__input");
-  var form = root.querySelector("form");
-  var meta = root.querySelector(".md-search-result__meta");
-  var list = root.querySelector(".md-search-result__list");
-  var site = new URL(root.dataset.root, location.href); // this language's site root
-  var lang = document.documentElement.lang || "en";
-  var PAGE = 20;
+  const input = root.querySelector(".md-search__input");
+  const form = root.querySelector("form");
+  const meta = root.querySelector(".md-search-result__meta");
+  const list = root.querySelector(".md-search-result__list");
+  const site = new URL(root.dataset.root, location.href); // this language's site root
+  const lang = document.documentElement.lang || "en";
+  const PAGE = 20;
   // Ranking weights (measured on tests/site/search_queries.yaml): the text and field scores
   // (each relative to its best page), the whole-query match, a field's weight in BM25F, and
   // the share of terms a best match has in common with the query (over all terms of both).
-  var W = { text: 1, fields: 1, whole: 1, title: 3, keys: 2, lead: 1, summary: 1, k1: 1.2,
+  const W = { text: 1, fields: 1, whole: 1, title: 3, keys: 2, lead: 1, summary: 1, k1: 1.2,
     b: 0.75, best: 0.6, floor: 0.15 };
   // A phrase names its page in a query that holds it from this many terms (CONTAINED in
   // generator/records/search.py).
-  var CONTAINED = 2;
+  const CONTAINED = 2;
   // Matches in the title, the tip id and the keywords (tags, category, problems; see
   // generator/site/search.py) rank above matches in the body text.
-  var RANKING = { metaWeights: { title: 5, id: 5, keywords: 3 } };
+  const RANKING = { metaWeights: { title: 5, id: 5, keywords: 3 } };
   // How a query is read, from the page directory (generator/records/query.py, as the CLI
   // reads it): its first MAX_CHARS characters, its first MAX_TERMS terms, the words that carry
   // no meaning, and the glossary's synonyms ([pattern, term, replace, unless words]).
-  var MAX_CHARS = 2000;
-  var MAX_TERMS = 64;
-  var STOP = new Set();
-  var STOP_ZH = null;
-  var SYNONYMS = [];
-  var CJK = /[\u3400-\u9fff]/;
-  var pagefind = null;
-  var directory = null;
-  var ticket = 0;
-  var timer = null;
-  var current = null;
+  let MAX_CHARS = 2000;
+  let MAX_TERMS = 64;
+  let STOP = new Set();
+  let STOP_ZH = null;
+  let SYNONYMS = [];
+  const CJK = /[\u3400-\u9fff]/;
+  let pagefind = null;
+  let directory = null;
+  let ticket = 0;
+  let timer = null;
+  let current = null;
 
   function load() {
     if (!pagefind) {
-      var bundle = new URL("pagefind/pagefind.js", site).href;
+      const bundle = new URL("pagefind/pagefind.js", site).href;
       pagefind = import(bundle).then(async function (pf) {
         await pf.options({ baseUrl: site.pathname, ranking: RANKING });
         return pf;
@@ -77,11 +76,11 @@
           SYNONYMS = (data.synonyms || []).map(function (s) {
             return { pattern: new RegExp(s[0], "g"), term: s[1], replace: s[2], unless: s[3] };
           });
-          var pages = data.pages || [];
+          const pages = data.pages || [];
           pages.forEach(function (p) {
             // A rule's page ranks by its code (its keys): for the words of its message, the
             // tip it enforces is the better answer (as in the CLI).
-            var rule = p.kind === "rule";
+            const rule = p.kind === "rule";
             p.t = { title: rule ? [] : terms(p.title, true),
               keys: terms((p.keys || []).join(" ; "), true),
               lead: terms((p.lead || []).join(" ; "), true),
@@ -99,12 +98,12 @@
   // and each Chinese run (stop words cut out) as its characters, each followed by the pair it
   // ends; with `all`, every occurrence (for BM25F's term counts), else each term once, in order.
   function terms(text, all) {
-    var out = [];
-    var tokens = text.toLowerCase().match(/[a-z0-9_]+|[\u3400-\u9fff]+/g) || [];
+    let out = [];
+    const tokens = text.toLowerCase().match(/[a-z0-9_]+|[\u3400-\u9fff]+/g) || [];
     tokens.forEach(function (w) {
       if (CJK.test(w)) {
-        var run = STOP_ZH ? w.replace(STOP_ZH, "") : w;
-        for (var i = 0; i < run.length; i++) {
+        const run = STOP_ZH ? w.replace(STOP_ZH, "") : w;
+        for (let i = 0; i < run.length; i++) {
           out.push(run[i]);
           if (i) out.push(run.slice(i - 1, i + 1));
         }
@@ -122,20 +121,21 @@
   // (generator/records/query.py's rewrite, the CLI's).
   function rewrite(query) {
     query = query.toLowerCase();
-    var taken = [];
+    const taken = [];
     SYNONYMS.forEach(function (s) {
       if (s.unless.some(function (w) { return query.indexOf(w.toLowerCase()) >= 0; })) return;
       s.pattern.lastIndex = 0;
-      var m;
+      let m;
       while ((m = s.pattern.exec(query)) !== null) {
-        var start = m.index, end = m.index + m[0].length;
+        const start = m.index;
+        const end = m.index + m[0].length;
         if (end === start) { s.pattern.lastIndex++; continue; }
-        var free = taken.every(function (t) { return end <= t.start || start >= t.end; });
+        const free = taken.every(function (t) { return end <= t.start || start >= t.end; });
         if (free) taken.push({ start: start, end: end, s: s });
       }
     });
     taken.sort(function (a, b) { return a.start - b.start; });
-    var out = "", pos = 0;
+    let out = "", pos = 0;
     taken.forEach(function (t) {
       out += query.slice(pos, t.start) + (t.s.replace ? "" : query.slice(t.start, t.end)) +
         " " + t.s.term + " ";
@@ -148,33 +148,33 @@
   // MAX_CHARS characters, with the synonyms) and its first MAX_TERMS terms.
   function read(query) {
     // Characters, as Python counts them (an emoji is one), of at most twice as many units.
-    var text = rewrite(Array.from(query.slice(0, 2 * MAX_CHARS)).slice(0, MAX_CHARS).join(""));
+    const text = rewrite(Array.from(query.slice(0, 2 * MAX_CHARS)).slice(0, MAX_CHARS).join(""));
     return { text: text, terms: terms(text).slice(0, MAX_TERMS) };
   }
 
   // The words Pagefind looks up: the query's words as the browser segments them.
   function words(text) {
-    var all;
+    let all;
     if (typeof Intl !== "undefined" && Intl.Segmenter) {
-      var segmenter = new Intl.Segmenter(lang, { granularity: "word" });
+      const segmenter = new Intl.Segmenter(lang, { granularity: "word" });
       all = Array.from(segmenter.segment(text))
         .filter(function (s) { return s.isWordLike; })
         .map(function (s) { return s.segment.toLowerCase(); });
     } else {
       all = text.toLowerCase().split(/\s+/).filter(Boolean);
     }
-    var content = all.filter(function (w) {
+    const content = all.filter(function (w) {
       return !STOP.has(w) && !(STOP_ZH && w.replace(STOP_ZH, "") === "");
     });
     return Array.from(new Set(content.length ? content : all)).slice(0, MAX_TERMS);
   }
 
-  var DIGIT = /\d/;
-  var CODE = /^([a-z]+)(\d+)$/;
+  const DIGIT = /\d/;
+  const CODE = /^([a-z]+)(\d+)$/;
 
   // A code by its letters and number (ptt55 is ptt055), another term as it is.
   function code(term) {
-    var m = CODE.exec(term);
+    const m = CODE.exec(term);
     return m ? m[1] + (m[2].replace(/^0+/, "") || "0") : term;
   }
 
@@ -184,7 +184,7 @@
     if (a === b) return true;
     if (DIGIT.test(a) || DIGIT.test(b)) return code(a) === code(b);
     if (CJK.test(a) || CJK.test(b)) return false;
-    var n = 0;
+    let n = 0;
     while (n < a.length && n < b.length && a[n] === b[n]) n++;
     return n >= 4 && n >= Math.min(a.length, b.length) - 3;
   }
@@ -193,34 +193,34 @@
     return list.some(function (t) { return same(term, t); });
   }
 
-  var FIELDS = ["title", "keys", "lead", "summary"];
+  const FIELDS = ["title", "keys", "lead", "summary"];
 
   function hits(list, term) {
-    var n = 0;
-    for (var i = 0; i < list.length; i++) if (same(term, list[i])) n++;
+    let n = 0;
+    for (let i = 0; i < list.length; i++) if (same(term, list[i])) n++;
     return n;
   }
 
   // Field scores by page: BM25F over the titles, keywords and summaries of the directory.
   function fieldScores(pages, query) {
-    var scores = new Map();
-    var n = pages.length || 1;
-    var avg = {};
+    const scores = new Map();
+    const n = pages.length || 1;
+    const avg = {};
     FIELDS.forEach(function (f) {
       avg[f] = pages.reduce(function (s, p) { return s + p.t[f].length; }, 0) / n || 1;
     });
     query.forEach(function (q) {
-      var tf = new Map();
+      const tf = new Map();
       pages.forEach(function (p) {
-        var sum = 0;
+        let sum = 0;
         FIELDS.forEach(function (f) {
-          var c = hits(p.t[f], q);
+          const c = hits(p.t[f], q);
           if (c) sum += W[f] * c / (1 - W.b + W.b * p.t[f].length / avg[f]);
         });
         if (sum) tf.set(p, sum);
       });
       if (!tf.size) return;
-      var idf = Math.log(1 + (n - tf.size + 0.5) / (tf.size + 0.5));
+      const idf = Math.log(1 + (n - tf.size + 0.5) / (tf.size + 0.5));
       tf.forEach(function (v, p) {
         scores.set(p, (scores.get(p) || 0) + idf * v * (W.k1 + 1) / (v + W.k1));
       });
@@ -230,10 +230,10 @@
 
   // The share of a field's terms the query has (shared terms over all terms of both).
   function cover(fields, query) {
-    var best = 0;
+    let best = 0;
     fields.forEach(function (field) {
       if (!field.length) return;
-      var shared = query.filter(function (q) { return has(field, q); }).length;
+      const shared = query.filter(function (q) { return has(field, q); }).length;
       best = Math.max(best, shared / (query.length + field.length - shared));
       // A code (PTT011) names its page, whatever else the query holds.
       if (field.length === 1 && CODE.test(field[0]) && has(query, field[0])) {
@@ -259,14 +259,14 @@
   // by its own words (the problem page, then its first tip). As BestMatches in
   // generator/records/search.py.
   function bestBets(pages, query) {
-    var found = [];
+    const found = [];
     pages.forEach(function (page, i) {
-      var own = page.kind === "problem" && held(page.own, query) ? 1 : cover(page.own, query);
-      var best = Math.max(own, held(page.leads, query, true) ? 1 : cover(page.leads, query));
+      const own = page.kind === "problem" && held(page.own, query) ? 1 : cover(page.own, query);
+      const best = Math.max(own, held(page.leads, query, true) ? 1 : cover(page.leads, query));
       if (best >= W.best) found.push({ page: page, cover: best, lead: own < best, i: i });
     });
     found.sort(function (a, b) { return b.cover - a.cover || a.lead - b.lead || a.i - b.i; });
-    var top = found.length ? found[0].cover : 0;
+    const top = found.length ? found[0].cover : 0;
     return found.filter(function (f) { return f.cover === top; }).slice(0, 2)
       .map(function (f) { return f.page; });
   }
@@ -276,27 +276,27 @@
   // phrases: each page also indexes its characters one by one, in order (generator/site/
   // search.py), so the phrase "计时" holds the pages with those two characters side by side.
   async function textScores(pf, read, n) {
-    var scores = new Map();
-    var results = new Map();
+    const scores = new Map();
+    const results = new Map();
     function addAll(found, weight) {
       if (!found.length) return;
-      var max = Math.max.apply(null, found.map(function (r) { return r.score; })) || 1;
-      var idf = Math.log(1 + n / found.length);
+      const max = Math.max.apply(null, found.map(function (r) { return r.score; })) || 1;
+      const idf = Math.log(1 + n / found.length);
       found.forEach(function (r) {
         results.set(r.id, r);
         scores.set(r.id, (scores.get(r.id) || 0) + weight * idf * r.score / max);
       });
     }
-    var parts = words(read.text);
-    var each = CJK.test(read.text) ? read.terms : parts.length > 1 ? parts : [];
+    const parts = words(read.text);
+    const each = CJK.test(read.text) ? read.terms : parts.length > 1 ? parts : [];
     // Every search at once; their results are added in order, as if one after the other.
-    var found = await Promise.all([pf.search(parts.join(" ") || read.text)].concat(
+    const found = await Promise.all([pf.search(parts.join(" ") || read.text)].concat(
       each.map(function (term) {
         return pf.search(CJK.test(term) && term.length > 1 ? '"' + term + '"' : term);
       })));
     addAll(found[0].results, W.whole);
     each.forEach(function (term, i) {
-      var phrase = CJK.test(term) && term.length > 1;
+      const phrase = CJK.test(term) && term.length > 1;
       // A phrase search gives every page the same score: its rarity alone counts.
       addAll(phrase ? found[i + 1].results.map(function (r) {
         return { id: r.id, score: 1, data: r.data };
@@ -306,7 +306,7 @@
   }
 
   function normalised(map) {
-    var max = 0;
+    let max = 0;
     map.forEach(function (v) { max = Math.max(max, v); });
     return function (key) { return max ? (map.get(key) || 0) / max : 0; };
   }
@@ -315,30 +315,30 @@
   // {page (its directory entry), result (Pagefind's), best}. Pages below W.floor of the first
   // ranked one's score are left out: they share only a common word with the query.
   async function rank(pf, query) {
-    var pages = await directory;
-    var input = read(query);
-    var q = input.terms;
-    var byId = new Map();
+    const pages = await directory;
+    const input = read(query);
+    const q = input.terms;
+    const byId = new Map();
     pages.forEach(function (p) { if (p.id) byId.set(p.id, p); });
-    var text = await textScores(pf, input, pages.length || 100);
-    var t = normalised(text.scores);
-    var f = normalised(fieldScores(pages, q));
-    var rows = new Map();
+    const text = await textScores(pf, input, pages.length || 100);
+    const t = normalised(text.scores);
+    const f = normalised(fieldScores(pages, q));
+    const rows = new Map();
     text.results.forEach(function (r, id) {
-      var page = byId.get(id) || null;
+      const page = byId.get(id) || null;
       rows.set(id, { page: page, result: r, score: W.text * t(id) + W.fields * (page ? f(page) : 0) });
     });
     pages.forEach(function (page) {
-      var id = page.id || page.url;
+      const id = page.id || page.url;
       if (!rows.has(id) && f(page)) rows.set(id, { page: page, result: null, score: W.fields * f(page) });
     });
-    var best = bestBets(pages, q);
-    var bestSet = new Set(best);
+    const best = bestBets(pages, q);
+    const bestSet = new Set(best);
     // The floor is relative to the first page after the best matches: a rule's code, a best
     // match far above every other page, still lists the tip the rule enforces.
-    var ranked = Array.from(rows.values()).filter(function (row) { return !bestSet.has(row.page); })
+    let ranked = Array.from(rows.values()).filter(function (row) { return !bestSet.has(row.page); })
       .sort(function (a, b) { return b.score - a.score; });
-    var top = ranked.length ? ranked[0].score : 0;
+    const top = ranked.length ? ranked[0].score : 0;
     ranked = ranked.filter(function (row) { return row.score >= W.floor * top; });
     return best.map(function (p) { return { page: p, result: null, best: true }; }).concat(ranked);
   }
@@ -348,28 +348,28 @@
   }
 
   function item(title, url, text, kind, best) {
-    var li = document.createElement("li");
+    const li = document.createElement("li");
     li.className = "md-search-result__item" + (best ? " tip-search-best" : "");
-    var link = document.createElement("a");
+    const link = document.createElement("a");
     link.className = "md-search-result__link";
     link.href = url;
-    var article = document.createElement("article");
+    const article = document.createElement("article");
     article.className = "md-search-result__article md-typeset";
-    var icon = document.createElement("div");
+    const icon = document.createElement("div");
     icon.className = "md-search-result__icon md-icon";
-    var heading = document.createElement("h1");
+    const heading = document.createElement("h1");
     heading.textContent = title;
     article.append(icon);
-    var label = best ? root.dataset.best : kindLabel(kind || "");
+    const label = best ? root.dataset.best : kindLabel(kind || "");
     if (label) {
-      var tag = document.createElement("span");
+      const tag = document.createElement("span");
       tag.className = "tip-search-kind";
       tag.textContent = label;
       article.append(tag);
     }
     article.append(heading);
     if (text) {
-      var p = document.createElement("p");
+      const p = document.createElement("p");
       if (text.html) p.innerHTML = text.html; // Pagefind escapes the page text and adds <mark>
       else p.textContent = text;
       article.append(p);
@@ -381,28 +381,28 @@
 
   // One row: from the page directory, or from Pagefind's data for a page without a summary.
   async function row(r) {
-    var page = r.page;
+    const page = r.page;
     if (page && (page.summary || !r.result)) {
       return item(page.title, new URL(page.url, site).pathname, page.summary || "", page.kind, r.best);
     }
-    var data = await r.result.data();
-    var text = data.meta.summary || (data.excerpt ? { html: data.excerpt } : null);
+    const data = await r.result.data();
+    const text = data.meta.summary || (data.excerpt ? { html: data.excerpt } : null);
     return item(data.meta.title || data.url, data.url, text, data.meta.kind, r.best);
   }
 
   // Render the next PAGE results (and the button for the ones after); the first new row.
   async function more(state) {
-    var next = state.ranked.slice(state.shown, state.shown + PAGE);
-    var rows = await Promise.all(next.map(row));
+    const next = state.ranked.slice(state.shown, state.shown + PAGE);
+    const rows = await Promise.all(next.map(row));
     if (state !== current) return null;
     state.shown += next.length;
-    var button = list.querySelector(".tip-search-more");
+    const button = list.querySelector(".tip-search-more");
     if (button) button.remove();
     rows.forEach(function (li) { list.append(li); });
     if (state.shown < state.ranked.length) {
-      var li = document.createElement("li");
+      const li = document.createElement("li");
       li.className = "tip-search-more";
-      var b = document.createElement("button");
+      const b = document.createElement("button");
       b.type = "button";
       b.className = "md-button";
       b.textContent = root.dataset.more.replace("{n}", String(state.ranked.length - state.shown));
@@ -424,7 +424,7 @@
   }
 
   async function run(query) {
-    var mine = ++ticket;
+    const mine = ++ticket;
     query = query.trim();
     if (!query) {
       current = null;
@@ -432,10 +432,10 @@
       meta.textContent = root.dataset.placeholder;
       return;
     }
-    var pf = await load();
-    var ranked = await rank(pf, query);
+    const pf = await load();
+    const ranked = await rank(pf, query);
     if (mine !== ticket) return; // a newer query has started
-    var state = { query: query, ranked: ranked, shown: 0 };
+    const state = { query: query, ranked: ranked, shown: 0 };
     current = state;
     list.textContent = "";
     meta.textContent = count(ranked.length); // every page the list holds, a best match once
@@ -455,7 +455,7 @@
 
   // The elements Tab moves between while the search is open: it stays inside the dialog.
   function focusables() {
-    var all = root.querySelectorAll(".md-search__inner input, .md-search__inner a[href], " +
+    const all = root.querySelectorAll(".md-search__inner input, .md-search__inner a[href], " +
       ".md-search__inner button, .md-search__inner [tabindex]");
     return Array.prototype.filter.call(all, function (el) {
       return el.tabIndex >= 0 && !el.disabled && el.getClientRects().length > 0;
@@ -480,8 +480,8 @@
     }, 0);
   });
   root.addEventListener("keydown", function (event) {
-    var all = links();
-    var at = all.indexOf(document.activeElement);
+    const all = links();
+    const at = all.indexOf(document.activeElement);
     if (event.key === "Escape") {
       toggle.checked = false;
       input.blur();
@@ -499,18 +499,18 @@
   });
   document.addEventListener("keydown", function (event) {
     if (event.key === "Tab" && toggle.checked) {
-      var stops = focusables();
+      const stops = focusables();
       if (!stops.length) return;
-      var at = stops.indexOf(document.activeElement);
-      var next = at < 0 ? 0
+      const at = stops.indexOf(document.activeElement);
+      const next = at < 0 ? 0
         : event.shiftKey ? (at + stops.length - 1) % stops.length
         : (at + 1) % stops.length;
       event.preventDefault();
       stops[next].focus();
       return;
     }
-    var target = event.target;
-    var typing = target && (target.isContentEditable ||
+    const target = event.target;
+    const typing = target && (target.isContentEditable ||
       /^(INPUT|SELECT|TEXTAREA)$/.test(target.tagName));
     if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.key === "/" || event.key === "s" || event.key === "f") {
@@ -531,13 +531,13 @@
     read: async function (query) {
       await load();
       await directory;
-      var r = read(query.trim());
+      const r = read(query.trim());
       r.words = words(r.text); // what Pagefind is asked for, the whole query and word by word
       return r;
     },
     results: async function (query, n) {
       if (!query.trim()) return [];
-      var ranked = (await rank(await load(), query.trim())).slice(0, n || PAGE);
+      const ranked = (await rank(await load(), query.trim())).slice(0, n || PAGE);
       return Promise.all(ranked.map(async function (r) {
         if (r.page) return new URL(r.page.url, site).pathname;
         return new URL((await r.result.data()).url, location.href).pathname;
@@ -545,10 +545,12 @@
     },
   };
 
-  var query = new URLSearchParams(location.search).get("q");
+  const query = new URLSearchParams(location.search).get("q");
   if (query !== null) {
     input.value = query;
     open();
     run(query);
   }
-})();
+}
+
+setup();

@@ -82,6 +82,9 @@ class DeviceSummary:
     regimes: bool = False  # some tip was measured in two regimes: explain them
     tradeoffs: bool = False  # some memory tip is slower by design: explain the trade-off
     time_rows: list[SummaryRow] = field(default_factory=list)
+    #: Micro-benchmarks (`Bench.operation`): (tip, "one GC pass: 242 ms → 110 ns"), off the
+    #: step-speed chart.
+    operations: list[tuple[Tip, str]] = field(default_factory=list)
     memory_rows: list[SummaryRow] = field(default_factory=list)
     not_held: list[SummaryRow] = field(default_factory=list)
     failed: list[tuple[Tip, str]] = field(default_factory=list)
@@ -184,8 +187,13 @@ class _Rows:
         )
 
     def _time(self, entry: _Entry, t: TimeResult) -> None:
+        unstated = self.L["bench_hw_not_stated"]
         reported = "<br>".join(
-            cell(f"{r.figure.get(self.lang)} ({r.hardware or self.L['bench_hw_not_stated']})")
+            cell(
+                self.L["bench_reported_cell"].format(
+                    figure=r.figure.get(self.lang), hardware=r.hardware_in(self.lang) or unstated
+                )
+            )
             for r in entry.bench.reported
         )
         row = SummaryRow(
@@ -199,7 +207,17 @@ class _Rows:
             entry.sizes,
         )
         self.out.time_rows.append(row)
-        self.bars.append(Bar(entry.bar_label, t.ratio, t.low, t.high, t.verdict, entry.href))
+        operation = entry.bench.operation
+        if operation is None:
+            self.bars.append(Bar(entry.bar_label, t.ratio, t.low, t.high, t.verdict, entry.href))
+        else:
+            figure = self.L["bench_operation_figure"].format(
+                operation=operation.get(self.lang),
+                before=fmt_seconds(t.before.median_s),
+                after=fmt_seconds(t.after.median_s),
+            )
+            label = f" ({entry.label})" if entry.label else ""
+            self.out.operations.append((entry.tip, figure + label))
         if t.verdict not in GOOD:
             self.out.not_held.append(row)
 

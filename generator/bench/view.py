@@ -144,7 +144,7 @@ def tip_view(
     view.reported = [
         L["reported_line"].format(
             figure=r.figure.get(lang),
-            hardware=r.hardware or L["bench_hw_not_stated"],
+            hardware=r.hardware_in(lang) or L["bench_hw_not_stated"],
             source=_source_md(r.source, seeds, lang),
         )
         for r in bench.reported

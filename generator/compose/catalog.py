@@ -303,44 +303,59 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 _ONLY_CUDA = " only affects CUDA: it does nothing with --device cpu"
+_ONLY_CUDA_ZH = " 只对 CUDA 起作用：用 --device cpu 时它什么也不做"
 
 #: Choices the composer refuses together, checked in this order after the ranges; an option
 #: with a model outside its `Option.models` is refused first (`model_conflicts`).
 CONFLICTS: tuple[Conflict, ...] = (
-    Conflict({"amp_dtype": True, "amp": False}, "--amp-dtype needs --amp"),
+    Conflict(
+        {"amp_dtype": True, "amp": False}, "--amp-dtype needs --amp", "--amp-dtype 需要 --amp"
+    ),
     Conflict(
         {"model": "convnet", "activation_checkpointing": "selective"},
         "--activation-checkpointing selective needs --model gpt: the conv net's blocks have "
         "no matmuls to keep",
+        "--activation-checkpointing selective 需要 --model gpt：卷积网络的块里没有可以保留的矩阵乘法结果",
     ),
     Conflict(
         {"ddp": True, "fsdp": True},
         "--ddp and --fsdp contradict each other: both spread training over processes, choose one",
+        "--ddp 和 --fsdp 相互矛盾：两者都把训练分到多个进程上，只能选一个",
     ),
     Conflict(
         {"async_checkpoint": True, "fsdp": False},
         "--async-checkpoint needs --fsdp: it saves with torch.distributed.checkpoint",
+        "--async-checkpoint 需要 --fsdp：它用 torch.distributed.checkpoint 保存",
     ),
     Conflict(
         {"fsdp_no_sync_accum": True, "fsdp": False},
         "--fsdp-no-sync-accum needs --fsdp: it skips FSDP's reduce-scatters",
+        "--fsdp-no-sync-accum 需要 --fsdp：它跳过的是 FSDP 的 reduce-scatter",
     ),
     Conflict(
         {"fsdp_no_sync_accum": True, "fsdp": True, "accum": False},
         "--fsdp-no-sync-accum needs --accum N (N > 1): it skips reduce-scatters between "
         "micro-batches",
+        "--fsdp-no-sync-accum 需要 --accum N（N > 1）：它跳过的是微批次之间的 reduce-scatter",
     ),
     Conflict(
         {"deterministic": True, "cudnn_benchmark": True},
         "--deterministic and --cudnn-benchmark contradict each other: benchmark mode picks "
         "convolution algorithms by timing them, so results vary between runs",
+        "--deterministic 和 --cudnn-benchmark 相互矛盾：benchmark 模式靠计时挑选卷积算法，"
+        "每次运行的结果因此不同",
     ),
     Conflict(
         {"device": "cpu", "amp_dtype": "fp16"},
         "--amp-dtype fp16 needs a CUDA target: with --device cpu use bf16 or auto",
+        "--amp-dtype fp16 需要以 CUDA 为目标：用 --device cpu 时请选 bf16 或 auto",
     ),
-    Conflict({"device": "cpu", "tf32": True}, "--tf32" + _ONLY_CUDA),
-    Conflict({"device": "cpu", "cudnn_benchmark": True}, "--cudnn-benchmark" + _ONLY_CUDA),
+    Conflict({"device": "cpu", "tf32": True}, "--tf32" + _ONLY_CUDA, "--tf32" + _ONLY_CUDA_ZH),
+    Conflict(
+        {"device": "cpu", "cudnn_benchmark": True},
+        "--cudnn-benchmark" + _ONLY_CUDA,
+        "--cudnn-benchmark" + _ONLY_CUDA_ZH,
+    ),
 )
 
 

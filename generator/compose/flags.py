@@ -10,6 +10,7 @@ import re
 import textwrap
 from typing import Any, NoReturn
 
+from generator.compose.option_types import labels
 from generator.compose.options import (
     OPTIONS,
     ComposeError,
@@ -137,7 +138,8 @@ def parse_flags(flags: list[str]) -> ComposeOptions:
 
 
 class _Parser(argparse.ArgumentParser):
-    """Raises argparse's one-line message as a `ComposeError` (the browser shows it)."""
+    """Raises argparse's one-line message as a `ComposeError` (the browser shows it, in
+    Chinese on the Chinese page with argparse's own words quoted)."""
 
     def error(self, message: str) -> NoReturn:
-        raise ComposeError(message)
+        raise ComposeError(message, labels("zh")["compose_err_bad_flags"].format(flags=message))

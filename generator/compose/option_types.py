@@ -11,12 +11,33 @@ from typing import Any
 
 from generator.errors import UserError
 
+
+def labels(lang: str) -> dict[str, str]:
+    """The site's UI labels in ``lang`` (generator/templates/site/ui.yaml), which hold the
+    composer's generated messages (``compose_err_*``) in both languages."""
+    from generator.records.ui import labels as ui_labels
+
+    return ui_labels()[lang]
+
+
 #: The workloads the composer writes, and the model a bare ``compose`` writes.
 MODELS = ("convnet", "gpt")
 
 
 class ComposeError(UserError):
-    """A composer request that cannot be honoured (exit status 2, nothing written)."""
+    """A composer request that cannot be honoured (exit status 2, nothing written).
+
+    ``str(error)`` is the English line the command prints; the site's Chinese composer page
+    shows ``error.in_lang("zh")``, the same message in Chinese where the composer has one.
+    """
+
+    def __init__(self, message: str, zh: str | None = None) -> None:
+        super().__init__(message)
+        self.zh = zh
+
+    def in_lang(self, lang: str) -> str:
+        """The message in ``lang`` (``en`` or ``zh``): English where no translation exists."""
+        return self.zh if lang == "zh" and self.zh else str(self)
 
 
 class ContradictoryOptions(ComposeError):
@@ -86,8 +107,9 @@ class Option:
             return f"{self.flag} [{values}]" if self.const else f"{self.flag} {values}"
         return f"{self.flag} {self.metavar}" if self.metavar else self.flag
 
-    def range_error(self, value: Any) -> str | None:
-        """What is wrong with a number out of range; None if it is in range."""
+    def range_error(self, value: Any, lang: str = "en") -> str | None:
+        """What is wrong with a number out of range, in ``lang`` (the phrases are the
+        ``compose_err_*`` labels of ui.yaml); None if it is in range."""
         if self.kind not in ("int", "float") or value == self.default:
             return None
         lo, hi = self.minimum, self.maximum
@@ -101,17 +123,18 @@ class Option:
         )
         if ok:
             return None
+        L = labels(lang)
         if xhi is not None or hi is not None:
             low = f"[{_num(lo)}" if lo is not None else f"({_num(xlo)}"
             high = f"{_num(hi)}]" if hi is not None else f"{_num(xhi)})"
-            wanted = f"in {low}, {high}"
+            wanted = L["compose_err_in"].format(interval=f"{low}, {high}")
         elif xlo == 0:
-            wanted = "a positive number"
+            wanted = L["compose_err_positive"]
         elif lo == 0:
-            wanted = "0 or more"
+            wanted = L["compose_err_nonnegative"]
         else:
-            wanted = f"at least {_num(lo)}"
-        return f"{self.flag} must be {wanted}, got {_num(value)}"
+            wanted = L["compose_err_at_least"].format(low=_num(lo))
+        return L["compose_err_range"].format(flag=self.flag, wanted=wanted, value=_num(value))
 
 
 @dataclass(frozen=True)
@@ -120,6 +143,8 @@ class Conflict:
 
     when: Mapping[str, Any]
     message: str
+    #: The message in Chinese, for the site's Chinese composer page (the CLI prints ``message``).
+    zh: str = ""
 
 
 def _num(value: Any) -> str:

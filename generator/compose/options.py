@@ -26,6 +26,7 @@ from generator.compose.option_types import (
     Feature,
     Option,
     OutputExists,
+    labels,
 )
 from generator.records.taxonomy import COMPOSE_FEATURES
 
@@ -56,9 +57,13 @@ def model_conflicts() -> list[Conflict]:
     for option in OPTIONS:
         for model in MODELS:
             if model not in option.models:
-                only = " or ".join(option.models)
-                message = f"{option.flag} applies to --model {only} only"
-                out.append(Conflict({"model": model, option.name: True}, message))
+                en, zh = (
+                    labels(lang)["compose_err_model_only"].format(
+                        flag=option.flag, models=labels(lang)["compose_err_or"].join(option.models)
+                    )
+                    for lang in ("en", "zh")
+                )
+                out.append(Conflict({"model": model, option.name: True}, en, zh))
     return out
 
 
@@ -127,15 +132,19 @@ def validate(options: ComposeOptions) -> None:
     for option in OPTIONS:
         value = getattr(options, option.name)
         if option.kind == "choice" and value != option.default and value not in option.choices:
-            raise ContradictoryOptions(
-                f"{option.flag} must be one of {', '.join(option.choices)}, got {value}"
+            en, zh = (
+                labels(lang)["compose_err_choice"].format(
+                    flag=option.flag, choices=", ".join(option.choices), value=value
+                )
+                for lang in ("en", "zh")
             )
+            raise ContradictoryOptions(en, zh)
         error = option.range_error(value)
         if error:
-            raise ContradictoryOptions(error)
+            raise ContradictoryOptions(error, option.range_error(value, "zh"))
     for conflict in (*model_conflicts(), *CONFLICTS):
         if options.holds(conflict.when):
-            raise ContradictoryOptions(conflict.message)
+            raise ContradictoryOptions(conflict.message, conflict.zh or None)
 
 
 def options_schema() -> dict[str, Any]:

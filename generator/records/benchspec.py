@@ -22,12 +22,19 @@ class Reported(Strict):
     """A published figure for the tip, shown beside the measured one as "reported"."""
 
     figure: Line = Field(description="The figure as published, e.g. '3x faster training with AMP'.")
-    hardware: Annotated[str, StringConstraints(min_length=1)] | None = Field(
+    hardware: Annotated[str, StringConstraints(min_length=1)] | Line | None = Field(
         default=None,
         description="The hardware it was measured on, as the source names it ('NVIDIA V100', "
-        "'8x A100 80GB'); leave it out when the source does not say.",
+        "'8x A100 80GB': product names, the same in both languages), or {en, zh} when it is "
+        "words ('GPUs with Tensor Cores'); leave it out when the source does not say.",
     )
     source: Source = Field(description="Where the figure is published.")
+
+    def hardware_in(self, lang: str) -> str | None:
+        """The hardware in ``lang``: a product name as given, words in that language."""
+        if isinstance(self.hardware, Line):
+            return self.hardware.get(lang)
+        return self.hardware
 
 
 class NotMeasurable(Strict):
@@ -157,6 +164,14 @@ class Bench(Strict):
     workload: Line | None = Field(
         default=None,
         description="The workload in words, e.g. 'forward + backward of a 4-layer MLP, batch 64'.",
+    )
+    operation: Line | None = Field(
+        default=None,
+        description="Only for a micro-benchmark, whose timed statement is one operation rather "
+        "than a training step, an epoch or a batch of the input pipeline: what one call does "
+        "('one GC pass', 'one attention call'). Its ratio says little about a whole run, so the "
+        "site shows it as a figure of its own ('one GC pass: 242 ms → 110 ns'), never on the "
+        "step-speed chart.",
     )
     setup: PythonCode | None = Field(
         default=None,

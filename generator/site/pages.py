@@ -82,6 +82,7 @@ def tip_page(
     return render(
         "site/tip.md.j2",
         tip=tip,
+        unmeasured=unmeasured_helps(tip, bench_results),
         flag=flag,
         resume=composed_resume(tip),
         multinode=tip.compose == "ddp",
@@ -92,6 +93,24 @@ def tip_page(
         doctor=kinds_by_tip().get(str(tip.id), []),
         **_context(lang),
     )
+
+
+#: The devices of a "helps on" badge that a results file can measure, by its device class.
+_MEASURED_BY = {"cuda": "cuda", "multi-gpu": "cuda"}
+
+
+def unmeasured_helps(tip: Tip, bench_results: Mapping[str, ResultsFile]) -> set[str]:
+    """The GPU devices a speed or memory tip says it helps on (``hardware.helps_on``) with no
+    measurement of the tip on that kind of device: their badge says "reported, not measured
+    here" until the GPU results exist. A tip of another impact only says where it applies."""
+    if not {"speed", "memory"} & set(tip.impact):
+        return set()
+    out = set()
+    for device in tip.hardware.helps_on:
+        results = bench_results.get(_MEASURED_BY.get(device, ""))
+        if device in _MEASURED_BY and (results is None or not results.regimes(tip.id or "")):
+            out.add(device)
+    return out
 
 
 def composed_resume(tip: Tip) -> bool:

@@ -108,45 +108,55 @@ def _matches(data: bytes, integrity: str) -> bool:
     return algorithm in hashlib.algorithms_available and integrity_of(data, algorithm) == integrity
 
 
-def pyodide_url() -> str:
-    """Where the package is downloaded from: the registry of ``npm_config_registry`` (or
-    ``NPM_CONFIG_REGISTRY``, as npm reads it), else `REGISTRY`."""
+def npm_url(package: str, version: str) -> str:
+    """Where an npm package's tarball is downloaded from: the registry of
+    ``npm_config_registry`` (or ``NPM_CONFIG_REGISTRY``, as npm reads it), else `REGISTRY`."""
     registry = next(
         (v for k, v in os.environ.items() if k.lower() == "npm_config_registry" and v), REGISTRY
     )
-    return f"{registry.rstrip('/')}/pyodide/-/pyodide-{PYODIDE_VERSION}.tgz"
+    name = package.rsplit("/", 1)[-1]
+    return f"{registry.rstrip('/')}/{package}/-/{name}-{version}.tgz"
 
 
-def pyodide_tarball(
+def pyodide_url() -> str:
+    """Where the Pyodide package is downloaded from (`npm_url`)."""
+    return npm_url("pyodide", PYODIDE_VERSION)
+
+
+def npm_tarball(
+    package: str,
+    version: str,
+    integrity: str,
+    why: str,
     cache: Path | None = None,
     url: str | None = None,
-    integrity: str = PYODIDE_INTEGRITY,
     timeout: float = 120.0,
 ) -> bytes:
-    """The npm package of Pyodide: the cached copy if it passes the integrity check, else a
-    fresh download from ``url`` (default `pyodide_url`), checked, then cached. Any mirror
-    serves: the integrity hash is what is trusted.
+    """An npm package's tarball: the cached copy if it passes the integrity check, else a
+    fresh download from ``url`` (default `npm_url`), checked, then cached. Any mirror
+    serves: the integrity hash (the registry's ``dist.integrity``) is what is trusted.
+    ``why`` says what needs it, for the error message.
 
     Raises:
         RuntimeUnavailable: the download failed or its hash is not ``integrity``; the message
             is one line naming the URL, the reason and where a copy would be cached.
     """
-    url = url or pyodide_url()
-    path = (cache or cache_dir()) / f"pyodide-{PYODIDE_VERSION}.tgz"
+    url = url or npm_url(package, version)
+    path = (cache or cache_dir()) / f"{package.rsplit('/', 1)[-1]}-{version}.tgz"
     try:
         cached = path.read_bytes()
     except OSError:
         cached = b""
     if cached and _matches(cached, integrity):
         return cached
-    why = "the composer and lint playground pages run it; it is downloaded once and cached at"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:  # fixed https URL
             data = response.read()
     except (urllib.error.URLError, OSError, ValueError) as err:
         reason = getattr(err, "reason", None) or err
         raise RuntimeUnavailable(
-            f"cannot download Pyodide {PYODIDE_VERSION} from {url} ({reason}): {why} {path}"
+            f"cannot download {package} {version} from {url} ({reason}): {why}; it is "
+            f"downloaded once and cached at {path}"
         ) from None
     if not _matches(data, integrity):
         raise RuntimeUnavailable(
@@ -162,6 +172,21 @@ def pyodide_tarball(
         with contextlib.suppress(OSError):
             tmp.unlink()
     return data
+
+
+def pyodide_tarball(
+    cache: Path | None = None,
+    url: str | None = None,
+    integrity: str = PYODIDE_INTEGRITY,
+    timeout: float = 120.0,
+) -> bytes:
+    """The npm package of Pyodide at `PYODIDE_VERSION` (`npm_tarball`).
+
+    Raises:
+        RuntimeUnavailable: the download failed or its hash is not ``integrity``.
+    """
+    why = "the composer and lint playground pages run it"
+    return npm_tarball("pyodide", PYODIDE_VERSION, integrity, why, cache, url, timeout)
 
 
 def pyodide_files(tarball: bytes) -> dict[str, bytes]:

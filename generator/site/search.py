@@ -10,8 +10,11 @@ all ship a fresh index. ``docs/assets/search.js`` runs the queries in Material's
 What is indexed: every page except the list pages of `NOT_INDEXED` (catalog, tags,
 categories, coverage, benchmarks, glossary, API reference, home), which only repeat tip
 titles. Each indexed page carries its kind (`page_kind`: tip, problem, tool, rule, guide) as
-a filter and a meta field, so any new page (a lint rule's page, a playground) is found with
-no change here. Search ranks all kinds together.
+a meta field, so any new page (a lint rule's page, a playground) is found with no change
+here. Search ranks all kinds together. Not as a Pagefind filter: Pagefind writes its filter
+indexes (``filter/*.pf_filter``, and their names in the bundle's meta and entry files) in
+hash-map order, which changes from run to run, so two builds of one tree would differ; with
+no filter, the index is the same bytes every time (tests/site/test_reproducible.py).
 
 - In a tip page, every section except the boilerplate of `IGNORED_SECTIONS` is indexed; the
   summary, the id (as words: ``torch compile fusion``, weighed like the title, as in
@@ -195,7 +198,7 @@ def mark_page(
 
     Returns:
         ``html`` unchanged for a page that is not indexed, else ``html`` inside a
-        ``data-pagefind-body`` element with its ``kind`` filter and metadata.
+        ``data-pagefind-body`` element with its ``kind`` and other metadata.
     """
     kind = page_kind(src_uri)
     if kind is None:
@@ -234,7 +237,7 @@ def mark_page(
         chars = chinese_characters(indexed + keyword_html)
         if chars:
             extra += f'<div hidden data-pagefind-weight="0.5">{chars}</div>'
-    return f'<div data-pagefind-body data-pagefind-filter="kind:{kind}">{html}{extra}</div>'
+    return f'<div data-pagefind-body data-pagefind-meta="kind:{kind}">{html}{extra}</div>'
 
 
 def tip_keywords(tip: Tip, lang: str, problem_words: Iterable[str] = ()) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,8 @@ class Control:
             that always has one (``--device auto``); ``None`` otherwise.
         step: ``1`` for an integer, ``any`` for a float.
         tips: the (id, title) of each tip the flag applies.
+        const: the value of a ``choice`` given without one, as the command reads it
+            (``--activation-checkpointing`` alone is ``full``); ``None`` if it needs one.
     """
 
     name: str
@@ -68,6 +71,7 @@ class Control:
     default: str | None = None
     step: str = "1"
     tips: tuple[tuple[str, str], ...] = field(default=())
+    const: str | None = None
 
 
 def _long_name(action: argparse.Action) -> str | None:
@@ -146,7 +150,8 @@ def controls(
         elif action.choices:
             default = None if action.default is None else str(action.default)
             choices = tuple(str(c) for c in action.choices)
-            out.append(control(kind="choice", choices=choices, default=default))
+            const = None if action.nargs != "?" or action.const is None else str(action.const)
+            out.append(control(kind="choice", choices=choices, default=default, const=const))
         else:
             numeric = action.type in (int, float)
             metavar = action.metavar if isinstance(action.metavar, str) else None
@@ -176,13 +181,24 @@ def _site_root(page_url: str) -> str:
     return "../" * len([p for p in page_url.strip("/").split("/") if p])
 
 
+#: A section heading of the composer page's Markdown: ``## Title { #id }``.
+_SECTION = re.compile(r"^## (.+?) \{ #([\w-]+) \}\s*$", re.MULTILINE)
+
+
+def page_sections(markdown: str) -> list[tuple[str, str]]:
+    """The (id, title) of each ``##`` section of a page's Markdown, for its jump links."""
+    return [(anchor, plain_text(title)) for title, anchor in _SECTION.findall(markdown)]
+
+
 def composer_tool(
     lang: str,
     page_url: str,
     cites: Mapping[str, Sequence[str]],
     tips: Sequence[Tip],
+    sections: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The composer's form, command line and preview (HTML), for the page at ``page_url``.
+    """The composer's form, command line and preview (HTML), for the page at ``page_url``,
+    with jump links to the form, the script and the page's ``sections`` ((id, title)).
 
     The preview starts with the script ``python -m generator compose`` writes for no flags.
     """
@@ -199,6 +215,7 @@ def composer_tool(
         root=_lang_root(page_url, lang),
         script=plain["text"],
         command=plain["command"],
+        sections=sections,
     )
 
 
@@ -292,7 +309,8 @@ def expand_markers(
     if "<!-- " not in markdown:
         return markdown
     if COMPOSER_MARKER in markdown:
-        markdown = markdown.replace(COMPOSER_MARKER, composer_tool(lang, page_url, cites, tips))
+        tool = composer_tool(lang, page_url, cites, tips, page_sections(markdown))
+        markdown = markdown.replace(COMPOSER_MARKER, tool)
     for tool in ENTRY_POINTS:
         marker = RUNTIME_MARKER.format(tool=tool)
         if marker in markdown:

@@ -44,6 +44,7 @@ from generator.bench.stats import (
     summarize,
     time_verdict,
 )
+from generator.bench.texts import fmt_seconds
 from generator.errors import UserError
 from generator.records.load import load_tips, validate
 from generator.records.render import plain_text
@@ -179,14 +180,66 @@ def test_the_chart_draws_disagreeing_replicates_apart_and_leads_with_the_users_t
     kinds = dict((href, kind) for kind, href in rows)
     assert kinds["../tips/freeze-layers/"] == "unsure"
     assert "bench-key--unsure" in dev.chart  # the legend names it
-    assert kinds["../tips/fused-optimizers/"] != "unsure"  # agreeing replicates are not
+    assert kinds["../tips/channels-last/"] != "unsure"  # agreeing replicates are not
     # The first bars are the "Training is slow" tips, in that page's order; the micro-benchmark
-    # with the largest ratio (gc.collect() made about a million times faster) is not among them.
+    # with the largest ratio (gc.collect() made about a million times faster) is no bar at all.
     first = [href for _, href in rows[:5]]
-    assert "../tips/gc-freeze-training-loop/" not in first
+    assert "../tips/gc-freeze-training-loop/" not in kinds
     order = summary.reading_order(tips, summary.TIME_PROBLEM)
     keys = [order(summary.Bar("x", 1.0, 1.0, 1.0, "faster", href)) for href in first]
     assert keys == sorted(keys) and keys[0][0] == min(k[0] for k in keys)
+
+
+def test_micro_benchmarks_are_figures_of_their_own_not_bars_of_the_step_chart() -> None:
+    """A tip whose bench times one operation (`Bench.operation`: one GC pass, one attention
+    call) is shown as "one GC pass: 242 ms → 110 ns" beside the chart, never as a bar of it,
+    in both languages; the chart keeps every other time result."""
+    from generator.records import ui
+
+    tips = load_tips()
+    cpu = read_results(paths.ROOT / "benchmarks" / "results" / "cpu.json")
+    operations = {t.id for t in tips if t.bench is not None and t.bench.operation is not None}
+    assert "gc-freeze-training-loop" in operations
+    for lang in ("en", "zh"):
+        dev = summary.device_summary("cpu", tips, cpu, lang, ui.labels()[lang])
+        assert dev.chart is not None
+        bars = set(re.findall(r'href="\.\./tips/([^/]+)/"', dev.chart))
+        measured = {t.id for t in tips if t.bench is not None and t.bench.kind == "time"} & set(
+            cpu.results
+        )
+        assert bars and not bars & operations and bars == measured - operations
+        figures = {tip.id: figure for tip, figure in dev.operations}
+        assert set(figures) == operations & set(cpu.results)
+        gc = next(t for t in tips if t.id == "gc-freeze-training-loop")
+        time = cpu.regimes(gc.id)[0][1].time
+        assert time is not None and gc.bench is not None and gc.bench.operation is not None
+        colon = "：" if lang == "zh" else ": "
+        assert figures[gc.id] == (
+            f"{gc.bench.operation.get(lang)}{colon}{fmt_seconds(time.before.median_s)} → "
+            f"{fmt_seconds(time.after.median_s)}"
+        )
+
+
+def test_a_gpu_pill_without_a_gpu_measurement_says_it_is_reported() -> None:
+    """A speed or memory tip's "Helps on: CUDA GPU" says "reported, not measured here" until
+    a CUDA results file measures the tip; a tip of another impact only says where it helps."""
+    from generator.site.pages import tip_page, unmeasured_helps
+
+    tips = load_tips()
+    tip = next(t for t in tips if t.id == "channels-last")
+    assert "cuda" in tip.hardware.helps_on and "speed" in tip.impact
+    cpu = read_results(paths.ROOT / "benchmarks" / "results" / "cpu.json")
+    assert unmeasured_helps(tip, {"cpu": cpu}) == {"cuda"}
+    measured_there = cpu.model_copy(update={"device": "cuda"})  # the same file, as CUDA's
+    assert unmeasured_helps(tip, {"cpu": cpu, "cuda": measured_there}) == set()
+    for lang in ("en", "zh"):
+        page = tip_page(tip, lang, tips, {"cpu": cpu})
+        pill = next(line for line in page.splitlines() if "tip-badge--helps-on" in line)
+        assert LABELS[lang]["helps_on_unmeasured"] in pill, pill
+    other = next(
+        t for t in tips if "cuda" in t.hardware.helps_on and not {"speed", "memory"} & set(t.impact)
+    )
+    assert unmeasured_helps(other, {"cpu": cpu}) == set()
 
 
 def test_memory_ratio_and_verdict() -> None:

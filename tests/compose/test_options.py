@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -12,11 +13,12 @@ import pytest
 
 from generator import paths
 from generator.compose.docs import FLAGS_PLACEHOLDER, flags_table
-from generator.compose.flags import add_arguments
+from generator.compose.flags import add_arguments, parse_flags
 from generator.compose.options import (
     BY_NAME,
     MODELS,
     OPTIONS,
+    ComposeError,
     ComposeOptions,
     ContradictoryOptions,
     model_conflicts,
@@ -124,6 +126,45 @@ def test_every_conflict_is_refused(conflict):
         validate(ComposeOptions(**values))
     first = next(c for c in options_schema()["conflicts"] if _holds(c["when"], values))
     assert first == conflict and str(refused.value) == conflict["message"]
+
+
+def _every_error() -> list[ComposeError]:
+    """One error of each message the composer writes: every conflict (model conflicts
+    included), each number option out of range, a value outside its choices, flags that do
+    not parse."""
+    out: list[ComposeError] = []
+    for conflict in options_schema()["conflicts"]:
+        with pytest.raises(ContradictoryOptions) as refused:
+            validate(ComposeOptions(**_satisfying(conflict["when"])))
+        out.append(refused.value)
+    for option in OPTIONS:
+        wrong = next((v for v in (-1, 0, 1.5, 10**9) if option.range_error(v)), None)
+        if wrong is not None:
+            with pytest.raises(ContradictoryOptions) as refused:
+                validate(ComposeOptions(**{option.name: wrong}))
+            out.append(refused.value)
+    choice = next(o for o in OPTIONS if o.kind == "choice" and o.name != "model")
+    with pytest.raises(ContradictoryOptions) as refused:
+        validate(ComposeOptions(**{choice.name: "no-such-value"}))
+    out.append(refused.value)
+    with pytest.raises(ComposeError) as refused:
+        parse_flags(["--no-such-flag"])
+    out.append(refused.value)
+    return out
+
+
+def test_every_message_has_its_chinese_naming_the_same_flags():
+    """The Chinese composer page shows each message in Chinese (`ComposeError.in_lang`),
+    and marks the flags it names: the same as the English names, which the command prints."""
+    errors = _every_error()
+    assert len(errors) >= len(options_schema()["conflicts"]) + 4
+    flag = re.compile(r"--[a-z][a-z0-9-]*")
+    for err in errors:
+        en, zh = str(err), err.in_lang("zh")
+        assert err.in_lang("en") == en and zh != en, en
+        assert re.search(r"[\u4e00-\u9fff]", zh), zh
+        assert sorted(flag.findall(zh)) == sorted(flag.findall(en)), (en, zh)
+        assert not re.search(r"[\u4e00-\u9fff][,:;!?]", zh), f"half-width punctuation: {zh}"
 
 
 def test_model_conflicts_follow_the_models_field():

@@ -94,13 +94,13 @@ def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
     tip = (built_site / "zh" / "tips" / "gradient-accumulation" / "index.html").read_text(
         encoding="utf-8"
     )
-    assert 'data-pagefind-body data-pagefind-filter="kind:tip"' in tip
+    assert 'data-pagefind-body data-pagefind-meta="kind:tip"' in tip
     assert '<span data-pagefind-meta="id">gradient accumulation</span>' in tip
     catalog = (built_site / "catalog" / "index.html").read_text(encoding="utf-8")
     assert "data-pagefind-body" not in catalog  # list pages stay out of the index
     for folder in (built_site, built_site / "zh"):
         rule = (folder / "lint" / "rules" / "PTT020" / "index.html").read_text(encoding="utf-8")
-        assert 'data-pagefind-body data-pagefind-filter="kind:rule"' in rule
+        assert 'data-pagefind-body data-pagefind-meta="kind:rule"' in rule
         assert "PTT020" in rule and "../../../tips/avoid-cpu-gpu-syncs/" in rule
 
 

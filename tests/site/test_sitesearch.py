@@ -65,7 +65,7 @@ def test_a_tip_page_leaves_boilerplate_out_and_carries_its_metadata() -> None:
         keywords=["DDP", "multi-GPU"],
         tip_id="zero-grad-set-to-none",
     )
-    assert html.startswith('<div data-pagefind-body data-pagefind-filter="kind:tip">')
+    assert html.startswith('<div data-pagefind-body data-pagefind-meta="kind:tip">')
     ignored = re.findall(r"<div data-pagefind-ignore>(.*?)</div>", html, re.S)
     assert [re.search(r'<h2 id="([^"]+)"', part).group(1) for part in ignored[:3]] == [
         "measured",

@@ -35,6 +35,31 @@ from playwright.sync_api import Browser, Page  # noqa: E402
 pytestmark = pytest.mark.xdist_group("tool-pages")
 
 PAGES = {"compose": "composer/", "lint": "lint/playground/"}
+#: The composer is opened as a link a user follows: GPT with FSDP, which is not the script the
+#: page comes with, so Download and Copy must wait for the runtime (the stale-download bug).
+OPENED_WITH = {"compose": "?model=gpt&fsdp", "lint": ""}
+#: The composer's buttons, the script shown and the one Download hands out.
+READY_JS = """async () => ({
+    ...(BUTTONS_JS)(),
+    text: document.querySelector('#compose-output').textContent,
+    downloaded: await (await fetch(document.querySelector('#compose-download').href)).text(),
+    launch_blocks: [...document.querySelectorAll('#compose-launch-blocks code')]
+        .map(e => e.textContent),
+})"""
+#: What the composer's buttons say, read as soon as the page's scripts have run.
+BUTTONS_JS = """() => {
+    const download = document.querySelector('#compose-download');
+    return {
+        state: document.querySelector('#compose-output').dataset.state,
+        shown: document.querySelector('#compose-output').dataset.flags,
+        download: download.textContent,
+        download_disabled: download.getAttribute('aria-disabled'),
+        download_href: download.getAttribute('href'),
+        copy_disabled: document.querySelector('#compose-copy').disabled,
+        command_stale: document.querySelector('#compose-command').classList.contains('is-stale'),
+        launch: !document.querySelector('#compose-launch').hidden,
+    };
+}"""
 OUTPUT = {"compose": "#compose-output", "lint": "#lint-output"}
 #: How long a cold runtime may take to answer (a 2-core CI machine running other tests).
 READY_MS = 120_000
@@ -46,6 +71,8 @@ class ToolPage:
     requests: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     timing: dict[str, float] = field(default_factory=dict)
+    early: dict = field(default_factory=dict)  # the composer's buttons before Python loaded
+    ready: dict = field(default_factory=dict)  # and once it answered, with the script
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +102,11 @@ def tool_page(browser: Browser, base_url: str) -> Iterator[Callable[[str, str], 
         tp.page.on("request", lambda request: tp.requests.append(request.url))
         tp.page.on("requestfinished", lambda request: _record_start(tp, request))
         prefix = "zh/" if lang == "zh" else ""
-        tp.page.goto(f"{base_url}/{prefix}{PAGES[tool]}")
+        tp.page.goto(
+            f"{base_url}/{prefix}{PAGES[tool]}{OPENED_WITH[tool]}", wait_until="domcontentloaded"
+        )
+        if tool == "compose":  # module scripts have run; the runtime starts after the load
+            tp.early = tp.page.evaluate(BUTTONS_JS)
         tp.page.wait_for_function(
             f"['done', 'error', 'failed'].includes(document.querySelector('{OUTPUT[tool]}')"
             ".dataset.state)",
@@ -84,6 +115,8 @@ def tool_page(browser: Browser, base_url: str) -> Iterator[Callable[[str, str], 
         assert tp.page.eval_on_selector(OUTPUT[tool], "e => e.dataset.state") != "failed", (
             tp.page.inner_text(".tool-status")
         )
+        if tool == "compose":
+            tp.ready = tp.page.evaluate(READY_JS.replace("BUTTONS_JS", BUTTONS_JS))
         loaded[(tool, lang)] = tp
         return tp
 
@@ -220,7 +253,10 @@ def test_a_contradiction_is_shown_beside_each_flag_it_names(
 ) -> None:
     page = tool_page("compose", "zh").page
     got = page.evaluate(COMPOSE_JS, "?amp&deterministic&cudnn-benchmark")
-    assert got["state"] == "error" and got["error"].startswith("--deterministic and --cudnn")
+    with pytest.raises(ComposeError) as err:
+        parse_flags(["--amp", "--deterministic", "--cudnn-benchmark"])
+    assert got["state"] == "error" and got["error"] == err.value.in_lang("zh")  # in Chinese
+    assert got["error"] != str(err.value) and got["error"].startswith("--deterministic 和")
     flagged = page.eval_on_selector_all(
         ".compose-flag.is-conflict", "els => els.map(e => e.dataset.flag)"
     )
@@ -251,6 +287,93 @@ def test_a_changed_control_updates_the_query_and_the_script(
     )
     assert page.evaluate("location.search") == "?amp&accum=8"
     assert page.inner_text("#compose-command") == "python -m generator compose --amp --accum 8"
+
+
+def test_download_and_copy_wait_until_the_script_answers_the_form(
+    tool_page: Callable[[str, str], ToolPage],
+) -> None:
+    """Opened as ``?model=gpt&fsdp``, the page shows the pre-rendered conv-net script while
+    Python loads: Download, Copy and the command line wait ("Preparing…"); once the runtime
+    answers, they hand out the command's script, and the commands for several machines (read
+    from its docstring) sit next to Download. The same holds for every later change."""
+    from generator.compose.browser import launch_commands
+    from generator.records.ui import labels
+
+    L = labels()["en"]
+    tp = tool_page("compose", "en")
+    page, early = tp.page, tp.early
+    assert early["state"] == "busy" and early["shown"] == "[]", early  # Python still loading
+    assert early["download"] == L["compose_ui_preparing"]
+    assert early["download_disabled"] == "true" and early["download_href"] is None
+    assert early["copy_disabled"] and early["command_stale"] and not early["launch"]
+    ready = tp.ready  # once the runtime answered
+    expected = compose(parse_flags(["--model", "gpt", "--fsdp"]), read_tips_by_feature())
+    assert ready["download_disabled"] is None and ready["download"] == L["compose_ui_download"]
+    assert not ready["copy_disabled"] and not ready["command_stale"] and ready["launch"]
+    assert ready["text"] == ready["downloaded"] == expected
+    shown = ready["launch_blocks"]
+    assert shown == [c["text"] for c in launch_commands(expected)] and len(shown) == 2
+    assert shown[0].startswith("torchrun --nnodes") and shown[1].startswith("#!/bin/bash")
+    page.evaluate(COMPOSE_JS, "?model=gpt&fsdp")
+    # A change: busy at once (read in the same task as the change), ready with the new script.
+    during = page.evaluate(
+        "() => { const box = document.querySelector('#flag-amp'); box.checked = true;"
+        " box.dispatchEvent(new Event('input', {bubbles: true}));"
+        f" return ({BUTTONS_JS})(); }}"
+    )
+    assert during["state"] == "busy" and during["download_disabled"] == "true", during
+    assert during["copy_disabled"] and during["download"] == L["compose_ui_preparing"]
+    page.wait_for_function(
+        "document.querySelector('#compose-output').dataset.state === 'done'"
+        " && document.querySelector('#compose-output').dataset.flags.includes('--amp')"
+    )
+    expected = compose(parse_flags(["--model", "gpt", "--amp", "--fsdp"]), read_tips_by_feature())
+    _assert_ready(page, expected, L)
+    # Not distributed: no launch commands.
+    page.evaluate(COMPOSE_JS, "?model=gpt")
+    assert page.is_hidden("#compose-launch")
+
+
+def _assert_ready(page: Page, expected: str, L: dict) -> None:
+    now = page.evaluate(BUTTONS_JS)
+    assert now["download_disabled"] is None and now["download"] == L["compose_ui_download"], now
+    assert not now["copy_disabled"] and not now["command_stale"]
+    assert page.inner_text("#compose-output") == expected
+    downloaded = page.evaluate(
+        "async () => (await fetch(document.querySelector('#compose-download').href)).text()"
+    )
+    assert downloaded == expected
+
+
+def test_a_flag_given_bare_in_a_link_reads_as_on_the_command_line(
+    tool_page: Callable[[str, str], ToolPage],
+) -> None:
+    """``?activation-checkpointing`` is ``--activation-checkpointing`` (``full``), for every
+    flag whose value may be left out; a bare flag that needs a value gives the command's error
+    (in Chinese on the Chinese page)."""
+    cites = read_tips_by_feature()
+    optional = [c for c in controls(cites, {}) if c.const is not None]
+    assert optional, "no flag with an optional value"
+    page = tool_page("compose", "zh").page
+    for control in optional:
+        got = page.evaluate(COMPOSE_JS, f"?{control.name}")
+        assert got["flags"] == [f"--{control.name}", control.const], got["flags"]
+        assert page.eval_on_selector(f"#flag-{control.name}", "e => e.value") == control.const
+        try:
+            options = parse_flags([f"--{control.name}"])  # bare, as the command reads it
+        except ComposeError as err:
+            assert (got["state"], got["error"]) == ("error", err.in_lang("zh"))
+            continue
+        assert got["state"] == "done", got["error"]
+        assert got["text"] == compose(options, cites) and got["command"] == options.command()
+    got = page.evaluate(COMPOSE_JS, "?accum")
+    with pytest.raises(ComposeError) as err:
+        parse_flags(["--accum"])
+    assert got["flags"] == ["--accum"] and (got["state"], got["error"]) == (
+        "error",
+        err.value.in_lang("zh"),
+    )
+    assert page.evaluate("location.search") == "?accum"
 
 
 # --- lint: the page reports what the command reports -------------------------------------------
@@ -402,6 +525,61 @@ def test_the_playground_takes_a_dropped_file_and_applies_the_fixes(
     assert "weights_only=True" in page.input_value("#lint-input")
     assert page.inner_text("#lint-status") == "没有发现问题。"
     page.uncheck("#lint-unsafe")
+
+
+def test_apply_the_fixes_waits_until_the_fixes_answer_the_script(
+    tool_page: Callable[[str, str], ToolPage],
+) -> None:
+    """A click on "Apply the fixes" while the new text is being checked would put back the
+    old text, fixed: the button waits ("Preparing…") for the answer to the text shown."""
+    from generator.records.ui import labels
+
+    L = labels()["en"]
+    page = tool_page("lint", "en").page
+    page.evaluate(LINT_JS, ["mine.py", "import torch\nm = torch.load('m.pt')\n", True])
+    assert (
+        page.is_enabled("#lint-apply") and page.inner_text("#lint-apply") == L["playground_apply"]
+    )
+    during = page.evaluate(
+        """() => { const input = document.querySelector('#lint-input');
+        input.value += 'x = 1\\n'; input.dispatchEvent(new Event('input', {bubbles: true}));
+        const apply = document.querySelector('#lint-apply');
+        return [apply.disabled, apply.textContent]; }"""
+    )
+    assert during == [True, L["compose_ui_preparing"]]
+    page.wait_for_function("document.querySelector('#lint-output').dataset.state === 'done'")
+    assert page.is_enabled("#lint-apply")
+    page.click("#lint-apply")
+    page.wait_for_function("document.querySelector('#lint-input').value.includes('weights_only')")
+    assert page.input_value("#lint-input").endswith("weights_only=True)\nx = 1\n")
+    page.evaluate("document.querySelector('#lint-unsafe').checked = false")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_tool_pages_have_no_serious_accessibility_fault(
+    tool_page: Callable[[str, str], ToolPage], lang: str
+) -> None:
+    """axe-core: no serious or critical violation on the composer (the commands for several
+    machines open, then a contradiction) and the playground (its sample's findings), on a
+    phone and on a desktop screen. The pages of test_site_a11y.py are checked there."""
+    from tests.site.axe import violations
+
+    found = {}
+    compose_page = tool_page("compose", lang).page
+    compose_page.evaluate(COMPOSE_JS, "?model=gpt&fsdp&amp")
+    compose_page.evaluate("document.querySelector('#compose-launch').open = true")
+    lint_page = tool_page("lint", lang).page
+    lint_page.click("#lint-sample")
+    lint_page.wait_for_function("document.querySelector('#lint-output li')")
+    for screen, (width, height) in (("phone", (390, 844)), ("desktop", (1280, 900))):
+        for tool, page in (("compose", compose_page), ("lint", lint_page)):
+            page.set_viewport_size({"width": width, "height": height})
+            found[f"{tool} {screen}"] = violations(page)
+    compose_page.evaluate(COMPOSE_JS, "?model=gpt&ddp&fsdp")
+    found["compose desktop, contradiction"] = violations(compose_page)
+    for page in (compose_page, lint_page):
+        page.set_viewport_size({"width": 390, "height": 844})
+    assert not any(found.values()), "\n".join(f"{k}: {v}" for k, v in found.items() if v)
 
 
 def test_a_link_carries_the_script_in_its_fragment(

@@ -92,6 +92,27 @@ def test_the_composer_form_has_the_command_s_flags_and_starts_with_its_plain_scr
     assert "\n\n" not in page.split("<pre")[0]  # no blank line: Markdown keeps the HTML as is
 
 
+def test_the_composer_page_has_jump_links_to_the_tool_and_every_section(tips: list) -> None:
+    """The composer page is long (the form, then the script, then the sections): links at its
+    top lead to the form, the script and each ``##`` section of the page's Markdown; a flag
+    that takes an optional value says which (``data-const``), as the command reads it bare."""
+    cites = read_tips_by_feature()
+    for lang, source in (("en", "composer.md"), ("zh", "composer.zh.md")):
+        markdown = (paths.DOCS / source).read_text(encoding="utf-8")
+        url = f"{'zh/' if lang == 'zh' else ''}composer/"
+        page = tools.expand_markers(markdown, url, lang, "tools-0.zip", cites, tips)
+        nav = re.search(r'<nav class="compose-jump"[^>]*>(.*?)</nav>', page, re.S)
+        assert nav is not None, lang
+        targets = re.findall(r'href="#([^"]+)"', nav.group(1))
+        sections = re.findall(r"^## .+? \{ #([\w-]+) \}", markdown, re.M)
+        assert len(sections) >= 5 and targets == ["compose-form", "compose-result", *sections]
+        for target in ("compose-form", "compose-result", "compose-to-script"):
+            assert f'id="{target}"' in page
+    consts = dict(re.findall(r'data-flag="([^"]+)"[^>]*data-const="([^"]+)"', page))
+    assert consts == {c.name: c.const for c in tools.controls(cites, {}) if c.const}
+    assert consts.get("activation-checkpointing") == "full"
+
+
 def test_the_chinese_composer_explains_each_flag_in_chinese(tips: list) -> None:
     """The zh page's flag help is the options' Chinese text, with --help's notes (the model a
     flag is limited to, a choice's default) in Chinese; the en page's is --help's own."""

@@ -317,3 +317,21 @@ def test_compose_flags_answers_with_the_command_s_error_and_command(
     assert answer["command"] == "python -m generator compose --deterministic --cudnn-benchmark"
     assert cli.main(["compose", "--amp"]) == 0
     assert capsys.readouterr().out == compose_flags(["--amp"])["text"]
+
+
+def test_compose_flags_gives_the_launch_commands_of_a_distributed_script() -> None:
+    """The commands for several machines are the ones the script's docstring gives (the
+    torchrun line and the SLURM job), dedented, for a script that runs on several processes;
+    none for one that does not. The page shows them next to Download."""
+    for flags in (["--ddp"], ["--model", "gpt", "--fsdp"]):
+        answer = compose_flags(flags, "zh")
+        text, launch = str(answer["text"]), answer["launch"]
+        assert isinstance(launch, list) and [c["kind"] for c in launch] == ["torchrun", "slurm"]
+        docstring = text.split('"""')[1]
+        for command in launch:
+            lines = command["text"].splitlines()
+            assert "--nnodes" in command["text"] and "\n".join(lines) == command["text"]
+            assert "\n".join("    " + line for line in lines) in docstring
+        assert launch[0]["text"].startswith("torchrun --nnodes=")
+        assert launch[1]["text"].startswith("#!/bin/bash\n#SBATCH")
+    assert compose_flags([])["launch"] == compose_flags(["--amp"])["launch"] == []

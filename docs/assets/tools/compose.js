@@ -2,10 +2,17 @@
 // by generator/site/tools.py) runs the real composer in the browser and shows its script.
 //
 // - The state lives in the query string, one parameter per flag under its long name
-//   (?amp&accum=4&device=cpu); a link restores it, and so do the back and forward buttons.
+//   (?amp&accum=4&device=cpu); a link restores it, and so do the back and forward buttons. A
+//   flag given bare reads as on the command line: ?activation-checkpointing is its data-const
+//   (full), and a bare flag that needs a value is passed on bare, so the command's error shows.
 // - #compose-output holds the script; data-flags (the flags it was composed with, as JSON)
-//   and data-state (busy, done, error, failed) say what it shows.
-// - A contradiction shows the command's own message, next to each flag it names.
+//   and data-state (static, busy, done, error, failed) say what it shows.
+// - Until the script shown answers the form (data-flags equals the form's flags), Download,
+//   Copy and the command line are disabled and say "Preparing…": a click never hands out the
+//   script of other flags, while Python loads or while it composes.
+// - A contradiction shows the command's own message, in the page's language, next to each
+//   flag it names. A script that runs on several processes shows, next to Download, the
+//   commands its docstring gives for several machines (torchrun, SLURM).
 import { copyText, format, labels, latestOnly, startRuntime } from "./runtime.js";
 
 const root = document.querySelector('[data-tool="compose"]');
@@ -13,17 +20,26 @@ if (root) setup(root);
 
 function setup(root) {
   const L = labels(root);
+  const lang = document.documentElement.lang === "zh" ? "zh" : "en";
   const form = root.querySelector("#compose-form");
   const blocks = Array.from(form.querySelectorAll(".compose-flag[data-flag]"));
+  const result = root.querySelector("#compose-result");
   const output = root.querySelector("#compose-output");
   const command = root.querySelector("#compose-command");
   const status = root.querySelector("#compose-status");
   const error = root.querySelector("#compose-error");
   const errorText = root.querySelector("#compose-error-text");
   const download = root.querySelector("#compose-download");
+  const copy = root.querySelector("#compose-copy");
+  const copyCommand = root.querySelector("#compose-copy-command");
+  const launch = root.querySelector("#compose-launch");
+  const launchBlocks = root.querySelector("#compose-launch-blocks");
+  const toScript = root.querySelector("#compose-to-script");
   const runtime = startRuntime();
   let ready = false;
   let blobUrl = null;
+  // The flags of the script in #compose-output (JSON): the page comes with the one for none.
+  let scriptFlags = "[]";
 
   // null: the flag is not given; "": given without a value; else its value.
   function valueOf(block) {
@@ -32,17 +48,25 @@ function setup(root) {
     if (kind === "choice") {
       const radio = block.querySelector("input:checked");
       const value = radio ? radio.value : block.querySelector("select").value;
-      return value === "" || value === block.dataset.default ? null : value;
+      if (value === "" || value === block.dataset.default) return block.dataset.bare ? "" : null;
+      return value;
     }
     const value = block.querySelector("input").value.trim();
-    return value === "" ? null : value;
+    if (value === "") return block.dataset.bare ? "" : null;
+    return value;
   }
 
   function setValue(block, value) {
     const kind = block.dataset.kind;
+    delete block.dataset.bare;
     if (kind === "switch") {
       block.querySelector("input").checked = value !== null;
-    } else if (kind === "choice") {
+      return;
+    }
+    // Given bare: the value the command takes for it (its const), else it stays bare.
+    if (value === "" && block.dataset.const) value = block.dataset.const;
+    else if (value === "") block.dataset.bare = "1";
+    if (kind === "choice") {
       const radios = Array.from(block.querySelectorAll("input[type=radio]"));
       if (radios.length) {
         const wanted = value || block.dataset.default;
@@ -88,11 +112,39 @@ function setup(root) {
     }
   }
 
+  // Whether the script shown answers the form.
+  function answers() {
+    return scriptFlags === JSON.stringify(flags());
+  }
+
+  // Download, Copy and the command line: usable only when the script shown answers the form;
+  // "Preparing…" while the one that does is on its way.
+  function settle() {
+    const ok = answers();
+    const waiting = !ok && output.dataset.state === "busy";
+    output.classList.toggle("is-stale", !ok);
+    result.classList.toggle("is-preparing", waiting);
+    result.setAttribute("aria-busy", String(waiting));
+    copy.disabled = !ok;
+    copyCommand.disabled = waiting;
+    command.classList.toggle("is-stale", waiting);
+    download.textContent = waiting ? L.preparing : L.download;
+    if (ok) {
+      download.href = blobUrl;
+      download.removeAttribute("aria-disabled");
+    } else {
+      download.removeAttribute("href");
+      download.setAttribute("aria-disabled", "true");
+    }
+    if (waiting || output.dataset.state === "busy") {
+      // The labels carry their own spacing: none between Chinese sentences.
+      status.textContent = (ready ? L.working : L.loading) + (ok ? "" : L.preparing_status);
+    }
+  }
+
   function setDownload(text) {
     if (blobUrl) URL.revokeObjectURL(blobUrl);
     blobUrl = URL.createObjectURL(new Blob([text], { type: "text/x-python" }));
-    download.href = blobUrl;
-    download.removeAttribute("aria-disabled");
   }
 
   function clearConflicts() {
@@ -115,6 +167,31 @@ function setup(root) {
     }
   }
 
+  function showLaunch(commands) {
+    launchBlocks.replaceChildren();
+    for (const { kind, text } of commands || []) {
+      const intro = document.createElement("p");
+      intro.textContent = L[`launch_${kind}`] || "";
+      const pre = document.createElement("pre");
+      pre.className = "tool-code compose-launch__code";
+      pre.tabIndex = 0;
+      const code = document.createElement("code");
+      code.dataset.kind = kind;
+      code.textContent = text;
+      pre.append(code);
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "md-button tool-button compose-launch__copy";
+      button.textContent = L.copy;
+      button.addEventListener("click", async () => {
+        status.textContent = (await copyText(text)) ? L.copied : L.copy_failed;
+      });
+      intro.append(" ", button);
+      launchBlocks.append(intro, pre);
+    }
+    launch.hidden = !launchBlocks.childElementCount;
+  }
+
   function show(answer) {
     clearConflicts();
     output.dataset.flags = JSON.stringify(answer.flags);
@@ -123,32 +200,34 @@ function setup(root) {
       errorText.textContent = answer.error;
       error.hidden = false;
       showConflict(answer.error);
-      output.classList.add("is-stale");
-      download.setAttribute("aria-disabled", "true");
-      status.textContent = L.stale;
       output.dataset.state = "error";
+      settle();
+      status.textContent = L.stale;
       return;
     }
     error.hidden = true;
     output.textContent = answer.text;
-    output.classList.remove("is-stale");
+    scriptFlags = output.dataset.flags;
     setDownload(answer.text);
-    status.textContent = L.ready;
+    showLaunch(answer.launch);
     if (output.dataset.state !== "done" && !performance.getEntriesByName("compose-first").length) {
       performance.mark("compose-first");
     }
     output.dataset.state = "done";
+    settle();
+    status.textContent = L.ready;
   }
 
   function fail(problem) {
-    status.textContent = format(L.failed, { error: problem.message });
     output.dataset.state = "failed";
+    settle();
+    status.textContent = format(L.failed, { error: problem.message });
   }
 
   const compose = latestOnly(async (argv, superseded) => {
     let answer;
     try {
-      answer = await runtime.call({ flags: argv });
+      answer = await runtime.call({ flags: argv, lang });
     } catch (problem) {
       fail(problem);
       return;
@@ -157,15 +236,14 @@ function setup(root) {
   });
 
   function update() {
-    const argv = flags();
-    // Until the answer comes, the script shown is for other flags: say so by fading it.
-    output.classList.toggle("is-stale", JSON.stringify(argv) !== output.dataset.flags);
     output.dataset.state = "busy";
-    if (ready) status.textContent = L.working;
-    compose(argv);
+    settle();
+    compose(flags());
   }
 
-  form.addEventListener("input", () => {
+  form.addEventListener("input", (event) => {
+    const block = event.target.closest(".compose-flag");
+    if (block) delete block.dataset.bare; // edited: no longer the link's bare flag
     history.replaceState(history.state, "", location.pathname + query() + location.hash);
     update();
   });
@@ -174,18 +252,28 @@ function setup(root) {
     fromQuery(location.search);
     update();
   });
-  root.querySelector("#compose-copy").addEventListener("click", async () => {
+  copy.addEventListener("click", async () => {
+    if (!answers()) return;
     status.textContent = (await copyText(output.textContent)) ? L.copied : L.copy_failed;
   });
-  root.querySelector("#compose-copy-command").addEventListener("click", async () => {
+  copyCommand.addEventListener("click", async () => {
     status.textContent = (await copyText(command.textContent)) ? L.copied : L.copy_failed;
   });
   download.addEventListener("click", (event) => {
-    if (download.getAttribute("aria-disabled")) event.preventDefault();
+    if (!answers()) event.preventDefault();
   });
+  // Phones: a "Script" button while the script is out of view (the flags come first).
+  if (toScript && "IntersectionObserver" in window) {
+    new IntersectionObserver(([entry]) => {
+      toScript.classList.toggle("is-hidden", entry.isIntersecting);
+    }).observe(result);
+  }
 
   runtime.ready.then(
-    () => (ready = true),
+    () => {
+      ready = true;
+      if (output.dataset.state === "busy") settle();
+    },
     (problem) => fail(problem)
   );
   fromQuery(location.search);

@@ -47,7 +47,22 @@ function setup(root) {
   const unsafe = root.querySelector("#lint-unsafe");
   const lang = root.dataset.lang || "en";
   const runtime = startRuntime();
+  const apply = root.querySelector("#lint-apply");
   let fixed = null;
+  // The request the findings and fixes shown answer (JSON): "Apply the fixes" waits
+  // ("Preparing…") until they answer the script and options in the page.
+  let answered = null;
+
+  function request() {
+    return { source: input.value, name: name.value, lang, unsafe: unsafe.checked };
+  }
+
+  function settle() {
+    const ok = answered === JSON.stringify(request());
+    apply.disabled = !ok;
+    apply.textContent = ok ? L.apply : L.preparing;
+    fix.classList.toggle("is-stale", !ok);
+  }
 
   function withCode(text) {
     // The messages write code between backticks, as Markdown does.
@@ -142,6 +157,7 @@ function setup(root) {
     } else status.textContent = answer.errors.length ? "" : L.none;
     fixed = answer.fixed;
     fix.hidden = !answer.fixes;
+    answered = JSON.stringify(answer.request);
     const extra = answer.unsafe ? " --unsafe-fixes" : "";
     fixCount.textContent = format(L.fixes, { n: answer.fixes, fix: "--fix" + extra, diff: "--diff" + extra });
     output.dataset.unsafe = String(answer.unsafe);
@@ -150,23 +166,25 @@ function setup(root) {
     output.dataset.name = answer.name;
     if (!performance.getEntriesByName("lint-first").length) performance.mark("lint-first");
     output.dataset.state = "done";
+    settle();
   }
 
-  const lint = latestOnly(async (request, superseded) => {
+  const lint = latestOnly(async (wanted, superseded) => {
     let answer;
     try {
-      answer = await runtime.call(request);
+      answer = await runtime.call(wanted);
     } catch (problem) {
       status.textContent = format(L.failed, { error: problem.message });
       output.dataset.state = "failed";
       return;
     }
-    if (!superseded()) show(answer);
+    if (!superseded()) show({ ...answer, request: wanted });
   });
 
   function update() {
     output.dataset.state = "busy";
-    lint({ source: input.value, name: name.value, lang, unsafe: unsafe.checked });
+    settle();
+    lint(request());
   }
 
   // The script of a shared link, if the fragment holds one; true when it did.
@@ -203,8 +221,8 @@ function setup(root) {
     update();
     input.focus();
   });
-  root.querySelector("#lint-apply").addEventListener("click", () => {
-    if (fixed === null) return;
+  apply.addEventListener("click", () => {
+    if (fixed === null || answered !== JSON.stringify(request())) return;
     input.value = fixed;
     update();
   });
