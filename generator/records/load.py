@@ -197,11 +197,11 @@ def _glossary_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
                     f"uses {variant!r}: the glossary term is {term!r} (tips/_glossary.yaml)",
                 )
             )
-    for loc, text in texts(tip):
+    for loc, bilingual in texts(tip):
         start = doc.content_lines.get((*loc, "zh"), doc.line_of((*loc, "zh")))
         problems += [
             Problem(file, start + offset, _format_loc((*loc, "zh")), reason)
-            for offset, reason in text_problems(text)
+            for offset, reason in text_problems(bilingual)
         ]
     return problems
 
@@ -361,5 +361,11 @@ def get_tip(tip_id: str, tips: Sequence[Tip] | None = None) -> Tip:
             return by_id[tip_id]
         known = [i for i in by_id if i]
     close = difflib.get_close_matches(tip_id, sorted(known), n=3)
-    hint = f" (did you mean: {', '.join(close)}?)" if close else ""
-    raise NotFound(f"no tip with id {tip_id!r}{hint}")
+    if close:
+        raise NotFound(
+            f"no tip with id '{tip_id}' (did you mean: {', '.join(close)}?)",
+            key="no_tip_close",
+            id=tip_id,
+            close=close,
+        )
+    raise NotFound(f"no tip with id '{tip_id}'", key="no_tip", id=tip_id)

@@ -89,9 +89,7 @@ def _readable(text: str) -> tuple[str, list[int]]:
 
 def _allowed(text: str, allow: Iterable[str]) -> list[tuple[int, int]]:
     """The spans of ``text`` that an ``allow`` phrase covers."""
-    return [
-        (m.start(), m.end()) for phrase in allow for m in re.finditer(re.escape(phrase), text)
-    ]
+    return [(m.start(), m.end()) for phrase in allow for m in re.finditer(re.escape(phrase), text)]
 
 
 def style_problems(text: str, allow: Iterable[str] = ()) -> list[StyleProblem]:
