@@ -60,7 +60,6 @@ def test_the_glossary_names_the_terms_the_style_guide_requires() -> None:
         "改进前/改进后": "before",
         "偏置": "bias",
         "CPU-GPU 同步": "主机同步",
-        "DeviceMesh": "网格",
         "输出层": "输出头",
         "混合分片数据并行": "混合切片数据并行",
         "混合专家": "专家混合",
@@ -76,6 +75,7 @@ def test_the_glossary_names_the_terms_the_style_guide_requires() -> None:
         assert variant in terms[term].avoid, (term, variant)
     assert terms["world size"].gloss == "world size（进程总数）"
     assert terms["更新幅度"].confusable.word == "步长"
+    assert terms["DeviceMesh"].confusable.word == "网格"
     assert "在途" in terms and "专家并行" in terms
     assert "显存/内存" in terms  # the device-neutral label
     assert terms["激活重计算"].gloss == "激活重计算（activation checkpointing，又称梯度检查点）"
@@ -114,7 +114,6 @@ def test_the_glossary_names_the_terms_the_style_guide_requires() -> None:
         ("卷积的 bias 会被减掉", ["bias"]),
         ("用 `bias=False` 去掉偏置", []),
         ("每步一次主机同步", ["主机同步"]),
-        ("在二维网格上使用", ["网格"]),
         ("学习率的网格搜索", []),
         ("词嵌入和输出头共享权重", ["输出头"]),
         ("把最大的注意力分数记进日志", ["注意力分数"]),
@@ -183,9 +182,14 @@ def test_bare_checkpoint_is_refused_for_activation_checkpointing(
         ("Muon 的步长按矩阵由 `adjust_lr_fn` 缩放", [("步长", "更新幅度")]),
         ("`transpose` 只是交换步长", []),
         ("学习率不变。\n\n`permute` 只交换步长", []),  # another paragraph
+        # 网格 next to sharding is a DeviceMesh; a search grid keeps its name.
+        ("对 HSDP，在二维网格上使用 `no_sync`", [("网格", "DeviceMesh")]),
+        ("在学习率网格上搜索", []),
     ],
 )
-def test_step_size_is_not_a_stride(text: str, found: list[tuple[str, str]]) -> None:
+def test_step_size_is_not_a_stride_nor_a_mesh_a_grid(
+    text: str, found: list[tuple[str, str]]
+) -> None:
     assert find_variants(text) == found
 
 
