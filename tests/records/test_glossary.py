@@ -66,7 +66,7 @@ def test_the_glossary_names_the_terms_the_style_guide_requires() -> None:
         "标签平滑": "label smoothing",
         "得分": "注意力分数",
         "bucket": "桶",
-        "N 位": "8-bit",
+        "8 位/4 位": "8-bit",
         "文档字符串": "docstring",
         "归约": "规约",
         "块 GPU": "张 GPU",
