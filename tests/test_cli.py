@@ -121,8 +121,9 @@ def test_error_lines_in_chinese_under_lang_zh(
     (close,) = lines(["show", "zero-grad-set-to-nne", "--lang", "zh"], 1)
     assert close.startswith("错误：没有 id 为“zero-grad-set-to-nne”的技巧（你要找的是不是：")
     assert "zero-grad-set-to-none" in close and close.endswith("？）") and ", " not in close
-    assert lines(["search", "zzqqxx", "--lang", "zh"], 1) == ["错误：没有与“zzqqxx”匹配的结果"]
-    assert lines(["search", "zzqqxx"], 1) == ["error: nothing matches 'zzqqxx'"]
+    monkeypatch.setattr("generator.cli.search_documents", lambda lang: [])  # finds nothing
+    assert lines(["search", "显存", "爆了"], 1) == ["错误：没有与“显存 爆了”匹配的结果"]  # auto: zh
+    assert lines(["search", "oom"], 1) == ["error: nothing matches 'oom'"]
     with pytest.raises(records.NotFound) as raised:
         records.get_tip("zero-grad-set-to-nne")
     assert lines(["show", "zero-grad-set-to-nne"], 1) == [f"error: {raised.value}"]
