@@ -93,14 +93,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     from generator.records.search import search_documents as rank
 
     query = " ".join(args.query)
-    lang = detect_lang(query) if args.lang == "auto" else args.lang
+    lang = args.lang = detect_lang(query) if args.lang == "auto" else args.lang  # errors too
     hits = rank(search_documents(lang), query, lang=lang, limit=args.limit)
     if args.json:
         print_line(json.dumps([h.__dict__ for h in hits], ensure_ascii=False, indent=2))
         return 0 if hits else 1
     if not hits:
         shown = query if len(query) <= 60 else f"{query[:60]}…"
-        raise NotFound(f"nothing matches {shown!r}")
+        raise NotFound(f"nothing matches '{shown}'", key="nothing_matches", query=shown)
     names = [h.id if h.kind == "tip" else h.page for h in hits]
     width = max(len(n) for n in names)
     for rank_, (hit, name) in enumerate(zip(hits, names, strict=True), 1):
@@ -248,6 +248,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _lang(args: argparse.Namespace) -> str:
+    """The language of a command's messages: its ``--lang`` (search's once detected), else
+    English."""
+    lang = getattr(args, "lang", "en")
+    return lang if lang in ("en", "zh") else "en"
+
+
+def _label(args: argparse.Namespace, key: str, **params: object) -> str:
+    """The label ``key`` in the command's language."""
+    from generator.records.ui import fill, labels
+
+    L = labels()[_lang(args)]
+    return fill(L[key], L, params)
+
+
+def error_line(err: UserError, lang: str) -> str:
+    """The one line of ``err``: in ``lang`` from ui.yaml where it names a label, else in
+    English."""
+    if err.key is None:
+        return f"error: {err}"
+    from generator.records.ui import fill, labels
+
+    L = labels()[lang]
+    return fill(L["cli_err_prefix"], L, {"message": fill(L["cli_err_" + err.key], L, err.params)})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status."""
     args = build_parser().parse_args(argv)
@@ -259,10 +285,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidRecords as err:
         for problem in err.problems:
             sys.stderr.write(f"{problem}\n")
-        sys.stderr.write(f"{err}\n")
+        summary = _label(args, "cli_err_records", n=len(err.problems))
+        sys.stderr.write(f"{summary}\n")
         return err.exit_code
     except UserError as err:
-        sys.stderr.write(f"error: {err}\n")
+        sys.stderr.write(f"{error_line(err, _lang(args))}\n")
         return err.exit_code
     except ModuleNotFoundError as err:
         extra = extra_of(err.name or "")
@@ -274,7 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
+        interrupted = _label(args, "cli_interrupted")
+        sys.stderr.write(f"{interrupted}\n")
         return 130
     except BrokenPipeError:
         return 0

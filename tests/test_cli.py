@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,75 @@ def test_show_in_both_languages(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["show", "zero-grad-set-to-none", "--lang", "zh"]) == 0
     zh = capsys.readouterr().out
     assert "清零梯度" in zh and "== 原理 ==" in zh and "== 注意事项 ==" in zh
+
+
+def test_show_in_chinese_translates_its_labels(capsys: pytest.CaptureFixture[str]) -> None:
+    """Category, impacts and devices by their Chinese labels (not their ids), full-width
+    punctuation after every Chinese label the command writes."""
+    assert main(["show", "tf32-matmul", "--lang", "zh"]) == 0
+    zh = capsys.readouterr().out
+    lines = zh.splitlines()
+    assert lines[3] == "分类：提速：计算；收益：速度；设备：CPU、CUDA GPU"
+    assert "计算能力 ≥ 8.0" in lines and "最低 torch 版本：2.9" in lines
+    assert "在生成的训练脚本中：python -m generator compose --tf32" in lines
+    assert "== 改进后（snippets/tf32-matmul/after.py） ==" in lines
+    assert (
+        "- Numerical accuracy：https://pytorch.org/docs/stable/notes/numerical_accuracy.html"
+        in lines
+    )
+    # No half-width colon or parenthesis right after Chinese outside the code (indented).
+    prose = [ln for ln in lines if not ln.startswith("    ")]
+    assert not [ln for ln in prose if re.search(r"[\u4e00-\u9fff][:(]|[:|,] ?[\u4e00-\u9fff]", ln)]
+    assert main(["show", "zero-grad-set-to-none", "--lang", "zh"]) == 0
+    zh = capsys.readouterr().out
+    assert "收益：速度、显存/内存" in zh  # impacts joined with 、
+    assert "\n- 《Pytorch技巧》（中文博客文章）\n" in zh  # a seed source, by its label
+    assert main(["show", "tf32-matmul"]) == 0
+    en = capsys.readouterr().out.splitlines()
+    assert en[3] == "Category: Speed: compute | Impact: speed | Devices: CPU, CUDA GPU"
+
+
+def test_error_lines_in_chinese_under_lang_zh(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every error line of show, list and search in the language of the run: one line, the same
+    exit status, and in English the very words of the exception."""
+    from generator.errors import InvalidRecords, Problem
+    from generator.records import load as records
+
+    def lines(argv: list[str], status: int) -> list[str]:
+        assert main(argv) == status
+        return capsys.readouterr().err.splitlines()
+
+    assert lines(["show", "no-such-tip", "--lang", "zh"], 1) == [
+        "错误：没有 id 为“no-such-tip”的技巧"
+    ]
+    (close,) = lines(["show", "zero-grad-set-to-nne", "--lang", "zh"], 1)
+    assert close.startswith("错误：没有 id 为“zero-grad-set-to-nne”的技巧（你要找的是不是：")
+    assert "zero-grad-set-to-none" in close and close.endswith("？）") and ", " not in close
+    monkeypatch.setattr("generator.cli.search_documents", lambda lang: [])  # finds nothing
+    assert lines(["search", "显存", "爆了"], 1) == ["错误：没有与“显存 爆了”匹配的结果"]  # auto: zh
+    assert lines(["search", "oom"], 1) == ["error: nothing matches 'oom'"]
+    with pytest.raises(records.NotFound) as raised:
+        records.get_tip("zero-grad-set-to-nne")
+    assert lines(["show", "zero-grad-set-to-nne"], 1) == [f"error: {raised.value}"]
+    only = [records.get_tip("zero-grad-set-to-none")]
+    monkeypatch.setattr(records, "load_tips", lambda: only)
+    assert lines(["list", "--category", "memory", "--lang", "zh"], 1) == [
+        "错误：没有符合这些筛选条件的技巧"
+    ]
+    assert main(["list", "--lang", "zh"]) == 0
+    assert capsys.readouterr().out.endswith("\n共 1 条技巧。\n")
+
+    def broken() -> list[object]:
+        raise InvalidRecords([Problem("tips/x.yaml", 3, "title.zh", "must not be empty")])
+
+    monkeypatch.setattr(records, "load_tips", broken)
+    assert lines(["list", "--lang", "zh"], 1) == [
+        "tips/x.yaml:3: title.zh: must not be empty",
+        "技巧记录中有 1 个问题",
+    ]
+    assert lines(["list"], 1)[-1] == "1 problem(s) in the tip records"
 
 
 def test_show_unknown_id_suggests(capsys: pytest.CaptureFixture[str]) -> None:

@@ -79,6 +79,12 @@ def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
         ),
         (
             "problems",
+            ("        zh: 只在评估时显存不够\n", "        zh: 只在评估时显存增加 2 倍\n"),
+            "out-of-memory.triage.6.when.zh",
+            "'增加 2 倍': a multiple right after an increase verb",
+        ),
+        (
+            "problems",
             ("  helps: multi-gpu\n", "  helps: multi-gpus\n"),
             "several-gpus.helps",
             "helps must be one of cpu, cuda, multi-gpu",
@@ -119,6 +125,7 @@ def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
         "unknown-triage-tip",
         "triage-tip-not-listed",
         "triage-glossary",
+        "triage-bei",
         "unknown-device",
         "unknown-checklist-tip",
         "glossary",
@@ -137,7 +144,7 @@ def test_a_broken_file_is_reported_with_its_line(
     problem = problems[0]
     assert problem.field == field and reason in problem.reason, problem
     line = path.read_text(encoding="utf-8").splitlines()[problem.line - 1]
-    assert re.search(r"memroy|everythin|显卡内存|fr:|--amp|channels-last|gpus", line), (
+    assert re.search(r"memroy|everythin|显卡内存|fr:|--amp|channels-last|gpus|倍", line), (
         problem.line,
         line,
     )

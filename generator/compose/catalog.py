@@ -146,7 +146,7 @@ OPTIONS: tuple[Option, ...] = (
         "`torch.compile`: the conv net in place, before the DDP wrapper; the GPT block by "
         "block (regional compilation, one compiled graph shared by all blocks), after "
         "activation checkpointing and before FSDP, as torchtitan orders them.",
-        "`torch.compile`：卷积网络原地编译，并且在套上 DDP 之前；GPT 逐个 block 编译（区域编译，"
+        "`torch.compile`：卷积网络在套上 DDP 之前原地编译；GPT 逐个 block 编译（区域编译，"
         "所有 block 共用一个编译好的图），顺序与 torchtitan 相同：在激活重计算之后、FSDP 之前。",
         features=(Feature("compile"), Feature("compile-regional", {"model": "gpt"})),
     ),
@@ -273,7 +273,7 @@ OPTIONS: tuple[Option, ...] = (
         "memory_stats",
         "Peak memory in each log line (CUDA: allocated tensors, reset every interval; CPU: "
         "peak resident set).",
-        "每行日志带上峰值内存（CUDA：已分配张量的峰值，每个日志间隔重置；CPU：进程的峰值常驻内存）。",
+        "每行日志带上峰值显存/内存（CUDA：已分配张量的峰值，每个日志间隔重置；CPU：进程的峰值常驻内存）。",
     ),
     _value(
         "eval_every",

@@ -12,6 +12,7 @@ import sys
 from generator.command import CHECKOUT, Command, print_line, relative
 from generator.errors import NotFound, UserError
 from generator.records.taxonomy import CATEGORIES, DEVICES, TAGS
+from generator.records.ui import fill, labels
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -30,13 +31,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         return 0
     if not tips:
-        raise NotFound("no tip matches these filters")
+        raise NotFound("no tip matches these filters", key="no_match")
     width = max(len(t.id or "") for t in tips)
     for t in tips:
         devices = ",".join(t.hardware.devices)
         title = t.title.get(args.lang)
         print_line(f"{t.id:<{width}}  {t.category:<15} {devices:<14} {title}")
-    print_line(f"\n{len(tips)} tip(s).")
+    L = labels()[args.lang]
+    print_line("\n" + fill(L["cli_n_tips"], L, {"n": len(tips)}))
     return 0
 
 
@@ -44,7 +46,9 @@ def _add_list(p: argparse.ArgumentParser) -> None:
     p.add_argument("--category", choices=sorted(CATEGORIES), help="only this category")
     p.add_argument("--tag", choices=sorted(TAGS), metavar="TAG", help="only tips with this tag")
     p.add_argument("--device", choices=sorted(DEVICES), help="only tips that run on this device")
-    p.add_argument("--lang", choices=["en", "zh"], default="en", help="title language")
+    p.add_argument(
+        "--lang", choices=["en", "zh"], default="en", help="language of titles and messages"
+    )
     p.add_argument("--json", action="store_true", help="print the full records as JSON")
 
 

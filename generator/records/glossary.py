@@ -269,19 +269,25 @@ def first_use_problems(
     return problems
 
 
-def chinese_texts(obj: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
-    """Every Chinese text of a record (a pydantic model), with its location."""
+def texts(obj: Any, loc: Loc = ()) -> Iterator[tuple[Loc, Text]]:
+    """Every bilingual text of a record (a pydantic model), with its location."""
     if isinstance(obj, Text):
-        yield (*loc, "zh"), obj.zh
+        yield loc, obj
     elif isinstance(obj, BaseModel):
         for name in type(obj).model_fields:
-            yield from chinese_texts(getattr(obj, name), (*loc, name))
+            yield from texts(getattr(obj, name), (*loc, name))
     elif isinstance(obj, list | tuple):
         for i, item in enumerate(obj):
-            yield from chinese_texts(item, (*loc, i))
+            yield from texts(item, (*loc, i))
     elif isinstance(obj, dict):
         for key, value in obj.items():
-            yield from chinese_texts(value, (*loc, str(key)))
+            yield from texts(value, (*loc, str(key)))
+
+
+def chinese_texts(obj: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
+    """Every Chinese text of a record (a pydantic model), with its location."""
+    for where, text in texts(obj, loc):
+        yield (*where, "zh"), text.zh
 
 
 def page_markdown(lang: str, glossary: Glossary | None = None) -> str:

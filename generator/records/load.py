@@ -165,8 +165,10 @@ def _scaffolding_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
 
 def _glossary_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
     """A Chinese text that uses a variant the glossary (tips/_glossary.yaml) avoids, or the
-    first use of a term that the glossary glosses, left bare."""
-    from generator.records.glossary import find_variants, first_use_problems, load_glossary
+    first use of a term that the glossary glosses, left bare, or that breaks a style rule
+    (`generator.records.zhstyle`: 倍, calques)."""
+    from generator.records.glossary import find_variants, first_use_problems, load_glossary, texts
+    from generator.records.zhstyle import text_problems
 
     glossary = load_glossary()
     problems = [
@@ -195,6 +197,12 @@ def _glossary_problems(file: str, doc: Document, tip: Tip) -> list[Problem]:
                     f"uses {variant!r}: the glossary term is {term!r} (tips/_glossary.yaml)",
                 )
             )
+    for loc, bilingual in texts(tip):
+        start = doc.content_lines.get((*loc, "zh"), doc.line_of((*loc, "zh")))
+        problems += [
+            Problem(file, start + offset, _format_loc((*loc, "zh")), reason)
+            for offset, reason in text_problems(bilingual)
+        ]
     return problems
 
 
@@ -353,5 +361,11 @@ def get_tip(tip_id: str, tips: Sequence[Tip] | None = None) -> Tip:
             return by_id[tip_id]
         known = [i for i in by_id if i]
     close = difflib.get_close_matches(tip_id, sorted(known), n=3)
-    hint = f" (did you mean: {', '.join(close)}?)" if close else ""
-    raise NotFound(f"no tip with id {tip_id!r}{hint}")
+    if close:
+        raise NotFound(
+            f"no tip with id '{tip_id}' (did you mean: {', '.join(close)}?)",
+            key="no_tip_close",
+            id=tip_id,
+            close=close,
+        )
+    raise NotFound(f"no tip with id '{tip_id}'", key="no_tip", id=tip_id)

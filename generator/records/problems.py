@@ -207,20 +207,27 @@ def _unknown(
     ]
 
 
-def _glossary(file: str, doc: Any, texts: Iterable[tuple[Loc, str]]) -> list[Problem]:
+def _glossary(file: str, doc: Any, texts: Iterable[tuple[Loc, Text]]) -> list[Problem]:
+    """Chinese texts that use a variant the glossary avoids or break a style rule (倍)."""
     from generator.records.glossary import find_variants, load_glossary
+    from generator.records.zhstyle import text_problems
 
     glossary = load_glossary()
-    return [
-        Problem(
-            file,
-            doc.line_of(loc),
-            ".".join(map(str, loc)),
-            f"uses {variant!r}: the glossary term is {term!r} (tips/_glossary.yaml)",
-        )
-        for loc, text in texts
-        for variant, term in find_variants(text, glossary)
-    ]
+    found = []
+    for loc, text in texts:
+        where = ".".join(map(str, (*loc, "zh")))
+        line = doc.line_of((*loc, "zh"))
+        found += [
+            Problem(
+                file,
+                line,
+                where,
+                f"uses {variant!r}: the glossary term is {term!r} (tips/_glossary.yaml)",
+            )
+            for variant, term in find_variants(text.zh, glossary)
+        ]
+        found += [Problem(file, line, where, reason) for _, reason in text_problems(text)]
+    return found
 
 
 def check_entry_points(
@@ -281,7 +288,7 @@ def check_entry_points(
         pfile,
         pdoc,
         (
-            ((slug, field, "zh"), getattr(entry, field).zh)
+            ((slug, field), getattr(entry, field))
             for slug, entry in raw_problems.root.items()
             for field in ("title", "intro")
         ),
@@ -290,7 +297,7 @@ def check_entry_points(
         pfile,
         pdoc,
         (
-            ((slug, "triage", i, "when", "zh"), line.when.zh)
+            ((slug, "triage", i, "when"), line.when)
             for slug, entry in raw_problems.root.items()
             for i, line in enumerate(entry.triage)
         ),
@@ -298,14 +305,14 @@ def check_entry_points(
     found += _glossary(
         cfile,
         cdoc,
-        [(("title", "zh"), checklist.title.zh), (("intro", "zh"), checklist.intro.zh)]
-        + [(("checks", i, "check", "zh"), c.check.zh) for i, c in enumerate(checklist.checks)],
+        [(("title",), checklist.title), (("intro",), checklist.intro)]
+        + [(("checks", i, "check"), c.check) for i, c in enumerate(checklist.checks)],
     )
     found += _glossary(
         relative(pages_file),
         gdoc,
         (
-            ((path, field, "zh"), getattr(entry, field).zh)
+            ((path, field), getattr(entry, field))
             for path, entry in pages.root.items()
             for field in ("title", "summary")
         ),

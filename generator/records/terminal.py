@@ -1,6 +1,7 @@
 """Plain-text rendering of a tip for ``python -m generator show``.
 
-Its headings are labels of ``generator/templates/site/ui.yaml``, like the site's.
+Its headings are labels of ``generator/templates/site/ui.yaml``, and its category, impacts,
+devices and seed sources the taxonomy's labels, like the site's, in the language asked for.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from generator.records import ui
 from generator.records.render import render
 from generator.records.schema import Tip
-from generator.records.taxonomy import CATEGORIES, COMPOSE_FEATURES
+from generator.records.taxonomy import CATEGORIES, COMPOSE_FEATURES, DEVICES, IMPACTS, SEEDS
 
 
 def render_tip(tip: Tip, lang: str = "en") -> str:
@@ -20,6 +21,9 @@ def render_tip(tip: Tip, lang: str = "en") -> str:
         lang=lang,
         labels=ui.labels(),
         categories=CATEGORIES,
+        impacts=[IMPACTS[i].get(lang) for i in tip.impact],
+        devices=[DEVICES[d].get(lang) for d in tip.hardware.devices],
+        seeds=SEEDS,
         flag=flag,
         snippet_dir=f"snippets/{tip.id}",
     )

@@ -9,6 +9,7 @@ They live in one data file next to the templates, ``generator/templates/site/ui.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -61,3 +62,13 @@ def read_labels(path: Path) -> dict[str, dict[str, str]]:
 def labels() -> dict[str, dict[str, str]]:
     """The site's labels by language, read from `UI_FILE` once."""
     return read_labels(UI_FILE)
+
+
+def fill(text: str, L: Mapping[str, str], params: Mapping[str, object]) -> str:
+    """``text``, a label of the language whose labels are ``L``, with its placeholders filled
+    from ``params``; a list or tuple is joined as that language joins one (``, `` or ``、``)."""
+    values = {
+        name: L["list_sep"].join(map(str, value)) if isinstance(value, list | tuple) else value
+        for name, value in params.items()
+    }
+    return text.format(**values)

@@ -52,8 +52,31 @@ def test_the_glossary_names_the_terms_the_style_guide_requires() -> None:
         "NVIDIA": "英伟达",
         "图中断": "断裂",
     }
+    # ... and those of the 2026-11-28 review (G1-G20).
+    drifted |= {
+        "等效批大小": "实际批大小",
+        "激活显存": "激活内存",
+        "guard": "守卫",
+        "改进前/改进后": "before",
+        "偏置": "bias",
+        "CPU-GPU 同步": "主机同步",
+        "输出层": "输出头",
+        "混合分片数据并行": "混合切片数据并行",
+        "混合专家": "专家混合",
+        "标签平滑": "label smoothing",
+        "得分": "注意力分数",
+        "bucket": "桶",
+        "8 位/4 位": "8-bit",
+        "文档字符串": "docstring",
+        "归约": "规约",
+        "块 GPU": "张 GPU",
+    }
     for term, variant in drifted.items():
         assert variant in terms[term].avoid, (term, variant)
+    assert terms["world size"].gloss == "world size（进程总数）"
+    assert terms["更新幅度"].confusable.word == "步长"
+    assert terms["DeviceMesh"].confusable.word == "网格"
+    assert "在途" in terms and "专家并行" in terms
     assert "显存/内存" in terms  # the device-neutral label
     assert terms["激活重计算"].gloss == "激活重计算（activation checkpointing，又称梯度检查点）"
     assert terms["激活重计算"].confusable.word == "检查点"
@@ -83,6 +106,25 @@ def test_the_glossary_names_the_terms_the_style_guide_requires() -> None:
         ("调用 `torch.autograd.grad` 求梯度", []),
         ("每次集合操作之前", ["集合操作"]),
         ("把参数切分到各个 rank", ["切分"]),
+        # The terms of the 2026-11-28 review.
+        ("实际批大小是微批次 × 累积步数", ["实际批大小"]),
+        ("编译图保留的激活内存减半", ["激活内存"]),
+        ("Dynamo 对学习率设置了守卫", ["守卫"]),
+        ("*before* 脚本每步都同步", ["before"]),
+        ("卷积的 bias 会被减掉", ["bias"]),
+        ("用 `bias=False` 去掉偏置", []),
+        ("每步一次主机同步", ["主机同步"]),
+        ("学习率的网格搜索", []),
+        ("词嵌入和输出头共享权重", ["输出头"]),
+        ("把最大的注意力分数记进日志", ["注意力分数"]),
+        ("每个桶的长度相近", ["桶"]),
+        ("按长度分桶，每个长度桶一个批次", []),
+        ("第三方库的 8-bit 优化器", ["8-bit"]),
+        ("DDP 的 docstring 这样说明", ["docstring"]),
+        ("做一次规约", ["规约"]),
+        ("模型大到一张 GPU 放不下", ["张 GPU"]),
+        ("不支持 label smoothing", ["label smoothing"]),
+        ("不支持标签平滑（label smoothing）", []),  # the term, glossed in English
     ],
 )
 def test_variants_are_found_in_prose_only(text: str, found: list[str]) -> None:
@@ -127,6 +169,25 @@ def test_allowed_phrases_and_contexts(text: str, found: list[str]) -> None:
     ],
 )
 def test_bare_checkpoint_is_refused_for_activation_checkpointing(
+    text: str, found: list[tuple[str, str]]
+) -> None:
+    assert find_variants(text) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # 步长 is a stride: next to a learning rate or an optimizer it is an update's size.
+        ("SGD 每步的步长只剩 1/8", [("步长", "更新幅度")]),
+        ("Muon 的步长按矩阵由 `adjust_lr_fn` 缩放", [("步长", "更新幅度")]),
+        ("`transpose` 只是交换步长", []),
+        ("学习率不变。\n\n`permute` 只交换步长", []),  # another paragraph
+        # 网格 next to sharding is a DeviceMesh; a search grid keeps its name.
+        ("对 HSDP，在二维网格上使用 `no_sync`", [("网格", "DeviceMesh")]),
+        ("在学习率网格上搜索", []),
+    ],
+)
+def test_step_size_is_not_a_stride_nor_a_mesh_a_grid(
     text: str, found: list[tuple[str, str]]
 ) -> None:
     assert find_variants(text) == found

@@ -145,7 +145,7 @@ class ManualAttention(Rule):
     message = "hand-written attention: use `torch.nn.functional.scaled_dot_product_attention`"
     message_zh = "手写的注意力：请改用 `torch.nn.functional.scaled_dot_product_attention`"
     why_zh = (
-        "手写的注意力（`softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v`）要多次读写完整的 L × L 分数矩阵，"
+        "手写的注意力（`softmax(q @ k.transpose(-2, -1) / sqrt(d)) @ v`）要多次读写完整的 L × L 得分矩阵，"
         "还要为反向传播保存它。`F.scaled_dot_product_attention` 会选用融合的 kernel（FlashAttention、"
         "memory-efficient、cuDNN），从不把这个矩阵完整地存下来，并通过 `is_causal=True` 支持因果掩码。"
     )

@@ -249,9 +249,9 @@ class ConvBiasBeforeBatchNorm(Rule):
     name = "conv-bias-before-batchnorm"
     severity = "warning"
     message = "convolution with a bias directly before BatchNorm: pass `bias=False`"
-    message_zh = "BatchNorm 紧跟在带 bias 的卷积之后：请给卷积传 `bias=False`"
+    message_zh = "BatchNorm 紧跟在带偏置的卷积之后：请给卷积传 `bias=False`"
     why_zh = (
-        "BatchNorm 会减去每个通道的均值，把紧挨在它前面的逐通道 bias 抵消掉，然后再加上自己的 `beta`。"
+        "BatchNorm 会减去每个通道的均值，把紧挨在它前面的逐通道偏置抵消掉，然后再加上自己的 `beta`。"
         "放在 BatchNorm 前面的卷积使用 `bias=True`（默认值），每个通道白白多一个参数，每个元素白白多一次"
         "加法：请传 `bias=False`。这样改会改变 `state_dict` 的键，所以没有自动修复。"
     )
