@@ -1,8 +1,14 @@
-"""Each planted problem is found, with the right tip and the right line (CPU)."""
+"""Each planted problem is found, with the right tip and the right line (CPU).
+
+The doctor runs in this process (`report_of`), once a script for the session."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.doctor.runs import no_traceback, planted, report_of
+
+pytestmark = pytest.mark.xdist_group("doctor")  # one worker: one import of torch, one run
 
 
 def _measured(run, kind: str) -> dict:  # type: ignore[no-untyped-def]
