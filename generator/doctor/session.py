@@ -100,6 +100,10 @@ def measure(
         if options.warmup == 0:
             rec.begin()
         ran = script.run(path, code, args, DoctorStop)
+    except BaseException:  # Ctrl-C: a profiler left running crashes the interpreter's exit
+        if state.profiler is not None:
+            state.profiler.stop()
+        raise
     finally:
         rec.remove()
     if state.measurement is None and state.failure is None:

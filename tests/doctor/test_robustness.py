@@ -56,9 +56,9 @@ def test_an_error_raised_inside_torch_names_the_users_line() -> None:
 
 @shared
 def test_a_script_that_exits_early_is_reported_on_the_steps_it_ran(tmp_path: Path) -> None:
-    """With the report in Chinese, to a file."""
+    """With the report in Chinese, to a file: JSON, as its name says (no --format)."""
     out = tmp_path / "report.json"
-    run = in_process(*FAST, "--format", "json", "--lang", "zh", "-o", str(out), "exits_early.py")
+    run = in_process(*FAST, "--lang", "zh", "-o", str(out), "exits_early.py")
     assert run.returncode == 0, run.stderr
     no_traceback(run)
     assert run.stdout == ""  # the report went to the file
@@ -112,6 +112,11 @@ def test_torchrun_each_rank_measures_rank_0_reports_the_spread(tmp_path: Path) -
     )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
+    # Rank 0's progress and nothing else: no line from the profiler's native code (a CPU
+    # block allocated before it started and freed under it logs one, unless the doctor
+    # frees such a block where its descriptor 2 goes nowhere).
+    lines = proc.stderr.strip().splitlines()
+    assert lines and all(line.startswith("doctor: ") for line in lines), proc.stderr
     report = json.loads(proc.stdout)  # one report: rank 0's
     assert report["world_size"] == 2 and [r["rank"] for r in report["ranks"]] == [0, 1]
     waits = {r["rank"]: r["breakdown"]["data"] for r in report["ranks"]}
@@ -122,6 +127,63 @@ def test_torchrun_each_rank_measures_rank_0_reports_the_spread(tmp_path: Path) -
     traces = sorted(p.name for p in tmp_path.iterdir())
     assert traces == ["doctor-trace-rank0.json", "doctor-trace-rank1.json"]
     assert "traceEvents" in json.loads((tmp_path / traces[0]).read_text(encoding="utf-8"))
+
+
+INTERRUPTED = """
+import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    model(torch.randn(2, 4)).sum().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if step == 5:  # the first profiled step (1 warm-up, 3 timed, 1 as the profiler starts)
+        raise KeyboardInterrupt  # what Ctrl-C (SIGINT) raises in the script
+"""
+
+
+@shared
+def test_ctrl_c_while_profiling_stops_the_profiler_and_writes_nothing(tmp_path: Path) -> None:
+    """One line, exit 130, no report file; the profiler is stopped (one left running
+    crashed the interpreter as it exited)."""
+    import torch
+
+    (tmp_path / "train.py").write_text(INTERRUPTED, encoding="utf-8")
+    run = in_process(*FAST, "-o", "report.html", "train.py", cwd=tmp_path)
+    assert run.returncode == 130, run.stderr
+    no_traceback(run)
+    lines = run.stderr.strip().splitlines()
+    assert "doctor: profiled step 1/3" in lines and lines[-1] == "interrupted: no report"
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]
+    assert not torch._C._autograd._profiler_enabled()  # a new profiler would not tell
+
+
+@shared
+def test_a_report_or_trace_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path,
+) -> None:
+    """One line, exit 2, before the script runs (not after it, losing the run); nothing is
+    made or left half-written."""
+    shutil.copy(SCRIPTS / "exits_early.py", tmp_path / "train.py")
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    cases = {
+        ("-o", "missing/report.html"): "error: missing: no such folder",
+        ("-o", "a-file/report.html"): "error: a-file: not a folder",
+        ("-o", " "): "error: -o: give the report's file name",
+        ("--trace", "a-file"): "error: a-file is a file: --trace takes a folder",
+        ("--trace", "a-file/traces"): "error: a-file/traces: cannot make the trace's folder",
+        ("--trace", "traces", "--profile-steps", "0"): "error: --trace needs the profiler",
+    }
+    if Path("/proc/self").is_dir():  # a folder that takes no new file, even from root
+        cases["-o", "/proc/report.html"] = "error: /proc/report.html: cannot write the report"
+    for options, message in cases.items():
+        run = in_process(*options, "train.py", cwd=tmp_path)
+        assert run.returncode == 2 and run.stdout == "", (options, run.stderr)
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(message), (options, lines)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "train.py"]
 
 
 @shared
