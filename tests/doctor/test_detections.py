@@ -39,6 +39,7 @@ def test_an_item_reached_through_a_helper_names_the_helpers_line() -> None:
     assert sync["tip"] == "avoid-cpu-gpu-syncs"
     assert (sync["path"], sync["line"]) == ("item_helper.py", planted("item_helper.py", "sync"))
     assert sync["evidence"].startswith("1 sync(s) a step")
+    assert "×" not in sync["evidence"]  # one op: named, with no count over the profiled steps
     # torch's own .item() inside the optimizer is not a sync of the user's
     assert len(run.findings("sync")) == 1
 

@@ -40,6 +40,49 @@ def test_html_report_is_one_file_with_a_chart() -> None:
     assert not re.search(r"<script|<link|@import|src=\"http", html)
 
 
+#: A half-width mark right after a Chinese character (the rule: full-width after Chinese).
+HALF_WIDTH_AFTER_CHINESE = re.compile(r"[\u4e00-\u9fff][,.:;!?()\[\]]")
+
+TOTAL_KEPT = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(torch.randn(512, 8), torch.randn(512, 1)), batch_size=8)
+model = nn.Linear(8, 1)
+optimizer = torch.optim.Adam(model.parameters())
+total = 0
+for x, y in loader:
+    loss = nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=False)
+    total += loss  # the lint's PTT025: the graph's nodes, not tensors, so not measured
+"""
+
+
+def test_the_chinese_reports_read_as_chinese(tmp_path: Path) -> None:
+    """--lang zh, as text and as HTML (from -o's extension): measured and static findings,
+    every label in Chinese with full-width punctuation after Chinese, and no 倍."""
+    from tests.doctor.runs import FAST, in_process
+
+    (tmp_path / "train.py").write_text(TOTAL_KEPT, encoding="utf-8")
+    text = in_process(*FAST, "--lang", "zh", "train.py", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    run = in_process(*FAST, "--quiet", "--lang", "zh", "-o", "r.html", "train.py", cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout == "" and run.stderr == "", run.stderr
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "<title>doctor 诊断报告：train.py</title>" in html
+    shown = re.sub(r"<[^>]+>", " ", html.split("<body>", 1)[1])
+    assert "梯度被填零而不是释放" in text.stdout and "梯度被填零而不是释放" in shown
+    assert "PTT025 【警告】" in text.stdout and "PTT025 【警告】" in shown  # static
+    for output in (text.stdout, text.stderr, shown):
+        assert not HALF_WIDTH_AFTER_CHINESE.findall(output), output
+        assert "倍" not in output
+    for line in text.stdout.splitlines() + text.stderr.splitlines():  # all in Chinese
+        assert re.search(r"[\u4e00-\u9fff]", line) or not re.search(r"[a-z]{4,} [a-z]{4,}", line)
+
+
 def test_a_report_file_is_replaced_whole(tmp_path: Path) -> None:
     """Twice in a row: the second report replaces the first, through a temporary file that
     does not stay; a report that cannot be written leaves nothing behind."""
