@@ -188,6 +188,8 @@ def test_each_tip_a_finding_names_says_the_doctor_detects_it(
             assert f"[{L['tip_doctor']}](../doctor.md)" in page, (tip, lang)
             for kind in kinds:
                 assert f"[{L['doctor_kind_' + kind]}](../doctor.md#report)" in page, (tip, kind)
+            # The attributes on a line of their own: the paragraph's, not its last link's.
+            assert "(../doctor.md#report)\n{ .tip-verified title=" in page, (tip, lang)
     assert labels()["zh"]["tip_doctor"] == "doctor 能测出这个问题"
     other = tip_page(by_id["seed-everything"], "en", tips, bench_results={})
     assert "seed-everything" not in named and "The doctor detects" not in other
