@@ -80,8 +80,12 @@ exit status:
   0  a report (findings or not)
   1  the script raised (its error in one line, after the report of the steps it ran),
      or it ended before a measured step
-  2  usage: a missing script, a file that is not Python, a bad option
+  2  usage: a missing script, a file that is not Python, a bad option, a report file
+     or trace folder that cannot be written (checked before the run)
+  130  interrupted (Ctrl-C): the profiler is stopped, no report is written
 """
+
+FORMATS = ("text", "json", "html")
 
 
 def _count(minimum: int) -> Callable[[str], int]:
@@ -129,15 +133,21 @@ def _add_doctor(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--format",
-        choices=["text", "json", "html"],
-        default="text",
-        help="report format (default: text; html: one self-contained file with a chart)",
+        choices=FORMATS,
+        help="report format (default: from -o FILE's extension, .json or .html, else text; "
+        "html: one self-contained file with a chart)",
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE (replaced whole; its folder is checked before the run)",
+    )
     p.add_argument(
         "--trace",
         metavar="DIR",
-        help="also write the profiler's trace (Chrome/Perfetto JSON, one a rank) into DIR",
+        help="also write the profiler's trace (Chrome/Perfetto JSON, one a rank) into DIR "
+        "(made before the run if missing; needs --profile-steps 1 or more)",
     )
     p.add_argument("--no-lint", action="store_true", help="do not run the static lint")
     p.add_argument("--quiet", action="store_true", help="no progress on standard error")
@@ -146,15 +156,53 @@ def _add_doctor(p: argparse.ArgumentParser) -> None:
     )
 
 
+def report_format(chosen: str | None, output: str | None) -> str:
+    """``--format`` as given, else the one -o's extension names, else text."""
+    if chosen is not None:
+        return chosen
+    suffix = Path(output).suffix.lower() if output else ""
+    return {".json": "json", ".html": "html", ".htm": "html"}.get(suffix, "text")
+
+
 def _check_output(path: str | None) -> Path | None:
+    """-o's file, checked before the run: a file name in a folder that takes a new file."""
     if path is None:
         return None
+    if not path.strip():
+        raise UserError("-o: give the report's file name")
     out = Path(path)
     if out.is_dir():
         raise UserError(f"{out} is a folder: give the report's file name")
     if not out.parent.is_dir():  # checked now, not after the run
-        raise UserError(f"{out.parent}: no such folder")
+        what = "not a folder" if out.parent.exists() else "no such folder"
+        raise UserError(f"{out.parent}: {what}")
+    probe = _temporary(out)
+    try:
+        probe.touch(exist_ok=False)
+    except OSError as err:
+        raise UserError(f"{out}: cannot write the report there: {err.strerror}") from None
+    probe.unlink(missing_ok=True)
     return out
+
+
+def _check_trace(path: str | None, profile_steps: int) -> Path | None:
+    """--trace's folder, made before the run."""
+    if path is None:
+        return None
+    if not profile_steps:
+        raise UserError("--trace needs the profiler: --profile-steps 0 records no trace")
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{folder} is a file: --trace takes a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"{folder}: cannot make the trace's folder: {err.strerror}") from None
+    return folder
+
+
+def _temporary(out: Path) -> Path:
+    return out.with_name(f".{out.name}.{os.getpid()}.tmp")
 
 
 def _write(text: str, out: Path | None) -> None:
@@ -162,29 +210,38 @@ def _write(text: str, out: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp = _temporary(out)
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, out)
-    except OSError as err:
+    except BaseException as err:  # an OSError, or Ctrl-C while writing: no file half-written
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-        raise UserError(f"{out}: cannot write the report: {err.strerror}") from None
+        if isinstance(err, OSError):
+            raise UserError(f"{out}: cannot write the report: {err.strerror}") from None
+        raise
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from generator.doctor import report, script, session, units
     from generator.records.ui import labels
 
     L = labels()[args.lang]
+    try:
+        return _doctor(args, L)
+    except KeyboardInterrupt:  # Ctrl-C: the profiler is stopped, no report is written
+        sys.stderr.write(L["doctor_interrupted"] + "\n")
+        return 130
+
+
+def _doctor(args: argparse.Namespace, L: dict[str, str]) -> int:
+    from generator.doctor import report, script, session, units
+
     path = Path(args.script)
     code = script.load(path)  # a missing or broken script fails before torch is imported
-    out = _check_output(args.output)
-    trace_dir = Path(args.trace) if args.trace else None
-    if trace_dir is not None and trace_dir.exists() and not trace_dir.is_dir():
-        raise UserError(f"{trace_dir} is a file: --trace takes a folder")
-    script_args = args.args[1:] if args.args[:1] == ["--"] else list(args.args)
     rank, _ = session.rank_and_world()
+    out = _check_output(args.output) if rank == 0 else None  # rank 0 writes the report
+    trace_dir = _check_trace(args.trace, args.profile_steps)
+    script_args = args.args[1:] if args.args[:1] == ["--"] else list(args.args)
     progress = _progress(L, quiet=args.quiet or rank != 0)
     options = session.Options(args.warmup, args.steps, args.profile_steps, trace_dir)
     try:
@@ -209,9 +266,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         m, str(path), script_args, args.warmup, static, str(trace) if trace else None
     )
     if rank == 0:
-        if args.format == "json":
+        fmt = report_format(args.format, args.output)
+        if fmt == "json":
             text = report.to_json(data)
-        elif args.format == "html":
+        elif fmt == "html":
             from generator.doctor.html import to_html
 
             text = to_html(data, L, args.lang)

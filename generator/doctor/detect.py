@@ -138,7 +138,14 @@ def _syncs(ev: Evidence) -> list[Finding]:
             continue
         seconds = sum(s.ns for s in syncs) / 1e9 / ev.profiled
         share = ev.share(seconds)
-        ops = ", ".join(f"{n} ×{c}" for n, c in Counter(s.name for s in syncs).most_common())
+        names = Counter(s.name for s in syncs).most_common()
+        ops = (
+            names[0][0]
+            if len(names) == 1
+            else ", ".join(  # with their count a step
+                f"{n} ×{units.count(c / ev.profiled)}" for n, c in names
+            )
+        )
         f = finding(
             ev,
             "sync",

@@ -3,13 +3,15 @@
 Read once at the end from TorchDynamo's own records (``torch._dynamo.utils``: the
 ``graph_break`` counter and its reasons with the user's stack, and the compilation metrics,
 each with its recompilation reason and compile time); nothing is hooked. Nothing is read,
-and ``torch._dynamo`` is not imported, when the script never compiled.
+and ``torch._dynamo`` is not imported, when the script never compiled. The records are
+global to the process: those that were there before the run (`before`) are left out.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from generator.doctor.frames import display, is_user_file
 
@@ -58,17 +60,35 @@ def _short(reason: str) -> str:
     return head
 
 
-def record() -> CompileRecord | None:
-    """The run's compilations; None when the script never used ``torch.compile``."""
+def _records() -> tuple[list[Any], list[Any]] | None:
+    """TorchDynamo's compilation metrics and graph break reasons so far; None when
+    ``torch._dynamo`` was never imported (or its private API changed)."""
     utils = sys.modules.get("torch._dynamo.utils")
     if utils is None:
         return None
-    out = CompileRecord()
     try:
         metrics = list(utils.get_compilation_metrics())
-        reasons = list(getattr(utils, "graph_break_reasons", []))
+        return metrics, list(getattr(utils, "graph_break_reasons", []))
     except Exception:  # a private API that changed: report no compile findings
         return None
+
+
+def before() -> list[Any]:
+    """The records already there as a run starts (held, so that their ids stay theirs)."""
+    records = _records()
+    return [*records[0], *records[1]] if records is not None else []
+
+
+def record(earlier: list[Any] | None = None) -> CompileRecord | None:
+    """The run's compilations, less the records in ``earlier`` (`before`); None when the
+    script never used ``torch.compile``."""
+    records = _records()
+    if records is None:
+        return None
+    seen = {id(item) for item in earlier or []}
+    metrics = [m for m in records[0] if id(m) not in seen]
+    reasons = [r for r in records[1] if id(r) not in seen]
+    out = CompileRecord()
     by_key: dict[tuple[str, str | None, int | None], Break] = {}
     for item in reasons:
         where = next(

@@ -54,7 +54,7 @@ class Finding:
             "severity": self.severity,
             "title": self.title,
             "evidence": self.evidence,
-            "share": None if self.share is None else round(self.share, 4),
+            "share": None if self.share is None else round(self.share, 6),
             "path": self.path,
             "line": self.line,
             "static": self.static,

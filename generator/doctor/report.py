@@ -135,7 +135,8 @@ def to_text(report: dict[str, Any], L: dict[str, str]) -> str:
     if step is not None:
         mean = sum(report["breakdown"].values()) or 1.0
         phases = " | ".join(
-            "{} {} ({})".format(L["doctor_phase_" + p], units.seconds(v), units.share(v / mean))
+            f"{L['doctor_phase_' + p]} {units.seconds(v)}"
+            + L["doctor_aside"].format(text=units.share(v / mean))
             for p, v in report["breakdown"].items()
         )
         times = L["doctor_median_mean"].format(median=units.seconds(step), mean=units.seconds(mean))
@@ -177,11 +178,9 @@ def to_text(report: dict[str, Any], L: dict[str, str]) -> str:
     if static:
         lines += ["", L["doctor_static_findings"]]
         for f in static:
-            severity = L["lint_severity_" + f["severity"]]
-            lines.append(
-                f"    {f['path']}:{f['line']}: {f['rule']} [{severity}] {f['evidence']} "
-                f"(pytorch-tips show {f['tip']})"
-            )
+            tag = L["doctor_tag"].format(text=L["lint_severity_" + f["severity"]])
+            show = L["doctor_aside"].format(text=f"pytorch-tips show {f['tip']}")
+            lines.append(f"    {f['path']}:{f['line']}: {f['rule']} {tag} {f['evidence']}{show}")
     if report["trace"]:
         lines += ["", _field(L, "doctor_trace", report["trace"])]
     return "\n".join(lines) + "\n"

@@ -45,6 +45,7 @@ class _State:
     measurement: Measurement | None = None
     failure: BaseException | None = None
     trace: Path | None = None
+    compiled_before: list[Any] = field(default_factory=list)
 
 
 def rank_and_world() -> tuple[int, int]:
@@ -73,7 +74,7 @@ def measure(
     frames.resolve.cache_clear()
     frames.is_user_file.cache_clear()
     cuda = torch.cuda.is_available()
-    state = _State()
+    state = _State(compiled_before=dynamo.before())
 
     def on_start() -> None:
         state.profiler = Profiler(cuda)
@@ -99,6 +100,10 @@ def measure(
         if options.warmup == 0:
             rec.begin()
         ran = script.run(path, code, args, DoctorStop)
+    except BaseException:  # Ctrl-C: a profiler left running crashes the interpreter's exit
+        if state.profiler is not None:
+            state.profiler.stop()
+        raise
     finally:
         rec.remove()
     if state.measurement is None and state.failure is None:
@@ -150,7 +155,8 @@ def _finish(
         if options.trace_dir is not None:
             state.trace = state.profiler.export(options.trace_dir, rank)
         facts = state.profiler.facts()
-    ev = detect.Evidence(rec, m, L, facts, dynamo.record(), (rec.began_wall, state.window[1]))
+    compiled = dynamo.record(state.compiled_before)
+    ev = detect.Evidence(rec, m, L, facts, compiled, (rec.began_wall, state.window[1]))
     ev.settings = _settings()
     if facts is not None and len(facts.marks) > 1:
         _memory(ev, scopes)

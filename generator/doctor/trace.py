@@ -106,8 +106,15 @@ class Profiler:
         self.running = False
 
     def start(self) -> None:
+        import torch
+
+        # Freeing a CPU block allocated before the profiler started logs a warning on
+        # descriptor 2 ("Memory block of unknown size..."), the first time in the process and
+        # then once every 1000 times: one such block is freed here, where it goes nowhere.
+        before = torch.empty(1)
         with quiet_stderr():  # Kineto prints a line as it starts and stops
             self.prof.start()
+            del before
         self.running = True
 
     @staticmethod

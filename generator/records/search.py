@@ -47,6 +47,17 @@ _TEXT = ("code", "body")
 #: search words) are a concise summary of it: weighed like the title.
 _FIELD_WEIGHTS = (3.0, 3.0, 1.0, 2.0)
 _TEXT_WEIGHTS = (1.0, 1.0)
+#: The pages that are tools, by page key (``tips/_pages.yaml``), with the pages below them
+#: (``lint/playground``; a lint rule's page is a ``rule``): kind ``tool`` in both engines
+#: (`is_tool_page`, and `generator.site.search.page_kind` on the site).
+TOOL_PAGES = ("composer", "lint", "doctor")
+
+
+def is_tool_page(key: str) -> bool:
+    """Whether the page ``key`` (``doctor``, ``lint/playground``) is one of `TOOL_PAGES`."""
+    return any(key == tool or key.startswith(tool + "/") for tool in TOOL_PAGES)
+
+
 #: The share of terms a best match has in common with the query (over all terms of both).
 BEST = 0.6
 #: The weight of the text against the fields, and of a page holding every term (measured
@@ -359,7 +370,7 @@ def record_documents(
         docs.append(
             Document(
                 page=f"{path}/",
-                kind="tool" if page.command in ("compose", "lint") else "guide",
+                kind="tool" if is_tool_page(path) else "guide",
                 title=page.title.get(lang),
                 summary=page.summary.get(lang),
                 own=tuple(page.keywords.get(lang)),

@@ -57,6 +57,7 @@ from generator.errors import UserError
 from generator.records.query import directory_data
 from generator.records.render import plain_text
 from generator.records.schema import Tip
+from generator.records.search import is_tool_page
 from generator.records.taxonomy import CATEGORIES, TAGS
 from generator.records.terms import respelled, variants
 
@@ -73,13 +74,12 @@ NOT_INDEXED = (
     "reference/",
 )
 
-#: The kind of a page by its path (first match wins); anything else is a ``guide``.
+#: The kind of a page by its path (first match wins); then a tool (`is_tool_page`), and
+#: anything else is a ``guide``.
 KINDS = (
     ("tips/", "tip"),
     ("problems/", "problem"),
     ("lint/rules/", "rule"),
-    ("lint", "tool"),
-    ("composer", "tool"),
 )
 
 #: Sections of a tip page left out of the index: boilerplate that many pages share (how the
@@ -118,11 +118,14 @@ def page_kind(src_uri: str) -> str | None:
     ('tip', 'rule')
     >>> page_kind("usage.md"), page_kind("composer.zh.md"), page_kind("tags.md")
     ('guide', 'tool', None)
+    >>> page_kind("doctor.md"), page_kind("lint/playground/index.md")
+    ('tool', 'tool')
     """
     path = source_path(src_uri)
     if any(path == p or (p.endswith("/") and path.startswith(p)) for p in NOT_INDEXED):
         return None
-    return next((kind for prefix, kind in KINDS if path.startswith(prefix)), "guide")
+    kind = next((kind for prefix, kind in KINDS if path.startswith(prefix)), None)
+    return kind or ("tool" if is_tool_page(page_key(src_uri)) else "guide")
 
 
 def page_key(src_uri: str) -> str:

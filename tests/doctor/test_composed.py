@@ -4,7 +4,10 @@ What may remain is one ``info`` finding: AdamW's for-loop, PyTorch's default for
 on the CPU (the composer applies ``fused=True`` only with ``--fused-optimizer``). It takes
 1-3% of a step on an idle machine, under the 5% from which the doctor reports a time
 finding, and more on a loaded one. FLOP/s are in the report's figures, not a finding (an
-MFU finding needs a GPU with a known peak), and the lint finds nothing."""
+MFU finding needs a GPU with a known peak), and the lint finds nothing.
+
+The doctor runs in this process, after the planted scripts of the other tests where they
+share a worker: the compiled one's graph breaks are not this run's."""
 
 from __future__ import annotations
 
@@ -12,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.doctor.runs import FAST, doctor, no_traceback
+from tests.doctor.runs import FAST, in_process, no_traceback
+
+pytestmark = pytest.mark.xdist_group("doctor")  # in this process, with the other runs
 
 
 @pytest.mark.parametrize("model", ["convnet", "gpt"])
@@ -21,7 +26,7 @@ def test_composed_script_has_no_error_or_warning(model: str, tmp_path: Path) -> 
 
     script = tmp_path / "train.py"
     script.write_text(compose(ComposeOptions(model=model), read_tips_by_feature()), "utf-8")
-    run = doctor(*FAST, "--format", "json", str(script), "--out", str(tmp_path / "out"))
+    run = in_process(*FAST, "--format", "json", str(script), "--out", str(tmp_path / "out"))
     assert run.returncode == 0, run.stderr
     no_traceback(run)
     report = run.report

@@ -1,8 +1,14 @@
-"""Each planted problem is found, with the right tip and the right line (CPU)."""
+"""Each planted problem is found, with the right tip and the right line (CPU).
+
+The doctor runs in this process (`report_of`), once a script for the session."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.doctor.runs import no_traceback, planted, report_of
+
+pytestmark = pytest.mark.xdist_group("doctor")  # one worker: one import of torch, one run
 
 
 def _measured(run, kind: str) -> dict:  # type: ignore[no-untyped-def]
@@ -33,6 +39,7 @@ def test_an_item_reached_through_a_helper_names_the_helpers_line() -> None:
     assert sync["tip"] == "avoid-cpu-gpu-syncs"
     assert (sync["path"], sync["line"]) == ("item_helper.py", planted("item_helper.py", "sync"))
     assert sync["evidence"].startswith("1 sync(s) a step")
+    assert "×" not in sync["evidence"]  # one op: named, with no count over the profiled steps
     # torch's own .item() inside the optimizer is not a sync of the user's
     assert len(run.findings("sync")) == 1
 

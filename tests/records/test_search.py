@@ -84,6 +84,19 @@ def test_a_best_match_comes_first_and_tools_name_their_command() -> None:
 
 
 @pytest.mark.parametrize(
+    "query",
+    ["why is my training slow", "profile my script", "分析训练脚本的瓶颈", "我的训练为什么这么慢"],
+)
+def test_the_doctor_is_found_as_the_tool_it_is(query: str) -> None:
+    """In the top 3, as a tool with its command, in both engines' terms (the site's
+    kind of doctor.md is tests/site/test_sitesearch.py's)."""
+    hits = INDEX[detect_lang(query)].search(query, limit=3)
+    doctor = [h for h in hits if h.page == "doctor/"]
+    assert doctor, [h.page for h in hits]
+    assert doctor[0].kind == "tool" and doctor[0].command == "doctor"
+
+
+@pytest.mark.parametrize(
     ("lang", "query", "problem"),
     [("zh", "多卡训练", "several-gpus"), ("en", "multi GPU", "several-gpus")],
 )

@@ -33,6 +33,8 @@ TIP_HTML = (
         ("composer.md", "tool"),
         ("lint.zh.md", "tool"),
         ("lint/playground/index.md", "tool"),  # a page nobody listed is indexed too
+        ("doctor.md", "tool"),
+        ("doctor.zh.md", "tool"),
         ("lint/rules/PTT020.md", "rule"),
         ("catalog.md", None),
         ("tags.zh.md", None),
