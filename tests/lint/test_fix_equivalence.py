@@ -347,28 +347,11 @@ SHAPES: dict[str, Shape] = {
     ),
 }
 
-_REBOUND = (
-    "alias resolution is flow-insensitive: a name bound more than once (or through a "
-    "conditional) is rewritten as if every path bound the torch name"
-)
 #: Known behaviour-changing fixes, each with the place its cure belongs (strict: the test
 #: fails as soon as a fix is cured, so the list shrinks).
 XFAIL: dict[str, str] = {
     "paren-in-comment": "the `(` of a comment takes the device argument: open_paren searches the "
     "raw text (rules/base.py; edit positions from tokens, the fix-robustness work)",
-    "keyword-given-twice": "PTT003 writes device_type= a second time, which does not compile",
-    "ifexp-cpu-or-cuda-module": _REBOUND,
-    "conditional-import": _REBOUND,
-    "import-then-rebound": _REBOUND,
-    "parameter-shadows-alias": _REBOUND,
-    "annotated-rebinding": _REBOUND,
-    "walrus-rebinding": _REBOUND,
-    "loop-rebinding": _REBOUND,
-    "def-rebinding": _REBOUND,
-    "conditional-scaler-import": _REBOUND,
-    "ifexp-load": _REBOUND,
-    "ifexp-init-module": _REBOUND,
-    "ifexp-memory-module": _REBOUND,
 }
 
 

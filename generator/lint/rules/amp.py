@@ -24,13 +24,6 @@ from generator.lint.syntax import dotted, has_star_args, is_const, kwarg, method
 _AMP_DEVICE = {"torch.cuda.amp": "cuda", "torch.cpu.amp": "cpu"}
 
 
-def _conditional(ctx: Context, func: ast.AST) -> bool:
-    """A name bound through a conditional expression (``autocast = torch.cuda.amp.autocast
-    if use_fp16 else nullcontext``): rewriting its call would enable autocast (or the scaler)
-    on the other side too, so it is reported without a fix."""
-    return isinstance(func, ast.Name) and func.id in ctx.conditional_aliases
-
-
 def _device(qualname: str) -> str:
     return _AMP_DEVICE[qualname.rsplit(".", 1)[0]]
 
@@ -90,6 +83,9 @@ class CudaAmpAutocast(Rule):
         "import torch\nfrom contextlib import nullcontext\n"
         "autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext\n"
         "with autocast():\n    y = model(x)\n",
+        # bound twice (an import, then another name when AMP is off): reported, not rewritten
+        "import torch\nfrom contextlib import nullcontext\nfrom torch.cuda.amp import autocast\n"
+        "if not use_amp:\n    autocast = nullcontext\nwith autocast():\n    y = model(x)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -101,7 +97,7 @@ class CudaAmpAutocast(Rule):
                     ctx.torch_is("torch")
                     and not has_star_args(call)
                     and len(call.args) <= 3
-                    and not _conditional(ctx, call.func)
+                    and ctx.rewritable(call.func)
                 ):
                     edits = [replace(call.func, "torch.amp.autocast")]
                     edits.append(
@@ -155,7 +151,7 @@ class CudaAmpGradScaler(Rule):
             device = _device(q)
             for call in ctx.calls(q):
                 edits = []
-                if ctx.torch_is("torch") and not _conditional(ctx, call.func):
+                if ctx.torch_is("torch") and ctx.rewritable(call.func):
                     has_args = bool(call.args or call.keywords)
                     edits = [
                         replace(call.func, "torch.amp.GradScaler"),
@@ -208,6 +204,9 @@ class CudaAmpCustomFwd(Rule):
             "import torch\n\n@torch.amp.custom_fwd(cast_inputs=torch.float32, "
             'device_type="cuda")\ndef forward(ctx, x):\n    return x\n',
         ),
+        # device_type= already given (the deprecated decorator refuses it): not rewritten
+        "import torch\n\n@torch.cuda.amp.custom_fwd(device_type='cuda')\n"
+        "def forward(ctx, x):\n    return x\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -224,7 +223,10 @@ class CudaAmpCustomFwd(Rule):
                     if new is None:
                         continue
                     edits = []
-                    if ctx.torch_is("torch"):
+                    given = isinstance(deco, ast.Call) and kwarg(deco, "device_type") is not None
+                    # device_type= given already: the deprecated decorator refuses it (a
+                    # TypeError); a second one would not even compile
+                    if ctx.torch_is("torch") and ctx.rewritable(target) and not given:
                         if isinstance(deco, ast.Call):
                             edits = [
                                 replace(deco.func, f"torch.amp.{new}"),

@@ -378,6 +378,7 @@ class FactoryThenMove(Rule):
                 and factory in _EXACT
                 and kwarg(inner, "device") is None
                 and not has_star_kwargs(inner)
+                and ctx.rewritable(inner.func)
             ):
                 edits = [
                     add_keyword(ctx.lines, inner, f"device={device}"),
