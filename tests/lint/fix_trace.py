@@ -127,6 +127,8 @@ def _cell(cell: Any) -> Any:
 
 
 def _tensor(t: torch.Tensor) -> Any:
+    # a leaf keeps its .grad; a copy of one passes gradients back to it
+    grad, leaf = t.requires_grad, t.is_leaf
     t = t.detach()
     values: Any = None
     if t.device.type != "meta":  # a plain list of values: equal tensors, equal lists
@@ -134,7 +136,7 @@ def _tensor(t: torch.Tensor) -> Any:
         if flat.numel() > 256 and flat.is_floating_point():
             flat = torch.stack([flat.double().sum(), flat.double().abs().sum()])
         values = [summary(x) for x in flat.tolist()]
-    return [str(t.dtype), list(t.shape), t.device.type, t.requires_grad, values]
+    return [str(t.dtype), list(t.shape), t.device.type, grad, values, leaf]
 
 
 def _autocast(a: Any) -> Any:

@@ -332,6 +332,23 @@ SHAPES: dict[str, Shape] = {
         fixed=False,
         reported="PTT005",
     ),
+    # a factory's other arguments: device= must not change what they do
+    "factory-requires-grad": Shape(
+        "import torch\nw = torch.zeros(3, requires_grad=True).to(device)\n",
+        fixed=False,
+        reported="PTT015",
+    ),
+    "factory-out": Shape(
+        "import torch\nbuf = torch.empty(3)\nw = torch.zeros(3, out=buf).to(device)\n",
+        fixed=False,
+        reported="PTT015",
+    ),
+    "factory-dtype-and-device": Shape(
+        "import torch\nmask = torch.ones(2, 3, dtype=torch.bool).to(device)\n"
+        "idx = torch.tensor([[0, 1], [2, 3]]).to(device=device)\n",
+        fixed=True,
+        reported="PTT015",
+    ),
     # edit positions: a `(` in a comment before the call's own, a keyword already given
     "paren-in-comment": Shape(
         "import torch\nwith (torch.cuda.amp.autocast  # (see the docs)\n)(enabled=use_fp16):\n"
@@ -349,7 +366,13 @@ SHAPES: dict[str, Shape] = {
 
 #: Known behaviour-changing fixes, each with the place its cure belongs (strict: the test
 #: fails as soon as a fix is cured, so the list shrinks).
+_FACTORY = (
+    "PTT015 moves device= into a factory whose other arguments then mean something else: a "
+    "leaf that requires grad instead of its copy, an out= tensor on another device"
+)
 XFAIL: dict[str, str] = {
+    "factory-requires-grad": _FACTORY,
+    "factory-out": _FACTORY,
     "paren-in-comment": "the `(` of a comment takes the device argument: open_paren searches the "
     "raw text (rules/base.py; edit positions from tokens, the fix-robustness work)",
 }
