@@ -366,13 +366,7 @@ SHAPES: dict[str, Shape] = {
 
 #: Known behaviour-changing fixes, each with the place its cure belongs (strict: the test
 #: fails as soon as a fix is cured, so the list shrinks).
-_FACTORY = (
-    "PTT015 moves device= into a factory whose other arguments then mean something else: a "
-    "leaf that requires grad instead of its copy, an out= tensor on another device"
-)
 XFAIL: dict[str, str] = {
-    "factory-requires-grad": _FACTORY,
-    "factory-out": _FACTORY,
     "paren-in-comment": "the `(` of a comment takes the device argument: open_paren searches the "
     "raw text (rules/base.py; edit positions from tokens, the fix-robustness work)",
 }
