@@ -382,13 +382,7 @@ SHAPES: dict[str, Shape] = {
 
 #: Known behaviour-changing fixes, each with the place its cure belongs (strict: the test
 #: fails as soon as a fix is cured, so the list shrinks).
-_DEFAULTS = (
-    "PTT001 drops the deprecated classes' explicit defaults (dtype, cache_enabled): "
-    "torch.amp.autocast then takes the enclosing region's"
-)
 XFAIL: dict[str, str] = {
-    "nested-in-another-dtype": _DEFAULTS,
-    "nested-in-cache-disabled": _DEFAULTS,
     "paren-in-comment": "the `(` of a comment takes the device argument: open_paren searches the "
     "raw text (rules/base.py; edit positions from tokens, the fix-robustness work)",
 }
