@@ -188,7 +188,7 @@ class Context:
     def unsure_names(self) -> frozenset[str]:
         """Names bound in more than one way, or through a conditional expression
         (`generator.lint.bindings`): found through, never rewritten through."""
-        return unsure_names(self.tree)
+        return unsure_names(self.by_type)
 
     def rewritable(self, node: ast.AST) -> bool:
         """Whether a fix may rewrite the call of ``node`` (``autocast``, ``amp.autocast``,

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 
 def _imported(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> tuple[str, str]:
@@ -36,31 +38,38 @@ def _imported(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> tuple[str,
     return alias.asname or alias.name, f"{module}.{alias.name}"
 
 
-def unsure_names(tree: ast.AST) -> frozenset[str]:
-    """The names ``tree`` binds in more than one way, or through a conditional expression."""
+def unsure_names(nodes: Mapping[type, Sequence[ast.AST]]) -> frozenset[str]:
+    """The names a file binds in more than one way, or through a conditional expression;
+    ``nodes``: the file's nodes by type (`generator.lint.analysis.Context.by_type`)."""
     ways: defaultdict[str, set[object]] = defaultdict(set)
     unsure: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                if alias.name != "*":
-                    name, what = _imported(node, alias)
-                    ways[name].add(what)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+
+    def of(*kinds: type) -> Iterator[Any]:
+        for kind in kinds:
+            yield from nodes.get(kind, ())
+
+    for node in of(ast.Import, ast.ImportFrom):
+        for alias in node.names:
+            if alias.name != "*":
+                name, what = _imported(node, alias)
+                ways[name].add(what)
+    for node in of(ast.Name):
+        if not isinstance(node.ctx, ast.Load):
             ways[node.id].add(id(node))  # an assignment, a target, `del`: this statement
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+    for node in of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        ways[node.name].add(id(node))
+    for node in of(ast.arg):
+        ways[node.arg].add(id(node))
+    for node in of(ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+        if node.name:
             ways[node.name].add(id(node))
-        elif isinstance(node, ast.arg):
-            ways[node.arg].add(id(node))
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            ways[node.name].add(id(node))
-        elif isinstance(node, ast.MatchMapping) and node.rest:
+    for node in of(ast.MatchMapping):
+        if node.rest:
             ways[node.rest].add(id(node))
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            unsure.update(node.names)  # rebound from a function: when is not known here
-        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and isinstance(
-            node.value, ast.IfExp
-        ):
+    for node in of(ast.Global, ast.Nonlocal):
+        unsure.update(node.names)  # rebound from a function: when is not known here
+    for node in of(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+        if isinstance(node.value, ast.IfExp):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             unsure.update(t.id for t in targets if isinstance(t, ast.Name))
     unsure.update(name for name, found in ways.items() if len(found) > 1)
