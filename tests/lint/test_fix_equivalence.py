@@ -37,6 +37,9 @@ from generator.lint.rules import RULES
 from tests.lint.fix_shapes import SHAPES, XFAIL, Shape
 from tests.lint.test_lint import FIX_CASES, _before
 
+#: One worker runs the whole batch once (the fixture is per module, so per xdist worker).
+pytestmark = pytest.mark.xdist_group("fix-equivalence")
+
 # --- the worlds: values for the names an example leaves free --------------------------------
 
 _FLAG = (("on", "True"), ("off", "False"))
