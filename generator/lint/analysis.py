@@ -17,6 +17,7 @@ from collections.abc import Hashable, Iterator
 from functools import cached_property
 from typing import Any
 
+from generator.lint.bindings import unsure_names
 from generator.lint.flags import Flags
 from generator.lint.flow import StepFlow
 from generator.lint.lines import Lines
@@ -27,6 +28,7 @@ from generator.lint.syntax import (
     dotted,
     is_const,
     kwarg,
+    root_name,
     span,
 )
 from generator.lint.training import Function, TrainingLoops, node_position
@@ -130,12 +132,10 @@ class Context:
 
     def _aliases(self) -> dict[str, str]:
         """Names bound once, to a torch name (``Tensor = torch.cuda.FloatTensor``, or either
-        side of ``... if cuda else torch.FloatTensor``): they resolve like an import. Those
-        bound through a conditional expression are `conditional_aliases`: a finding on them
-        stands, but a rewrite of one side would change the other's meaning."""
+        side of ``... if cuda else torch.FloatTensor``): they resolve like an import, for the
+        findings (a fix through one needs `rewritable`)."""
         seen: dict[str, int] = {}
         found: dict[str, str] = {}
-        self.conditional_aliases: set[str] = set()
         for node in self.by_type[ast.Assign]:
             assert isinstance(node, ast.Assign)
             for target in node.targets:
@@ -154,8 +154,6 @@ class Context:
                             and target.id not in self.imports
                         ):
                             found[target.id] = q
-                            if len(sides) > 1:
-                                self.conditional_aliases.add(target.id)
                             break
         return {name: q for name, q in found.items() if seen[name] == 1}
 
@@ -187,9 +185,23 @@ class Context:
         )
 
     def torch_is(self, name: str) -> bool:
-        """Whether ``name`` (``torch``) is imported as that module in this file (a fix may
-        then write ``torch.amp.autocast``)."""
-        return self.imports.get(name) == name
+        """Whether ``name`` (``torch``) is imported as that module in this file, and bound
+        to nothing else (a fix may then write ``torch.amp.autocast``)."""
+        return self.imports.get(name) == name and name not in self.unsure_names
+
+    @cached_property
+    def unsure_names(self) -> frozenset[str]:
+        """Names bound in more than one way, or through a conditional expression
+        (`generator.lint.bindings`): found through, never rewritten through."""
+        return unsure_names(self.by_type)
+
+    def rewritable(self, node: ast.AST) -> bool:
+        """Whether a fix may rewrite the call of ``node`` (``autocast``, ``amp.autocast``,
+        ``nn.utils.clip_grad_norm``): the name it starts with means one thing wherever the
+        call runs. A name the file never binds is taken as the usual module
+        (`DEFAULT_ALIASES`), as everywhere in the lint."""
+        name = root_name(node)
+        return name is not None and name not in self.unsure_names
 
     @cached_property
     def assignments(self) -> dict[str, list[ast.AST]]:

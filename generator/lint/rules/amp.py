@@ -4,31 +4,37 @@ precision for training."""
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from generator.lint.analysis import Context
+from generator.lint.rules import half
 from generator.lint.rules.base import (
+    Edit,
     Invalid,
     Report,
     Rule,
     add_keyword,
+    after_last_argument,
     argument_start,
     insert,
     open_paren,
     replace,
 )
 from generator.lint.rules.model import _is_module_call
-from generator.lint.syntax import dotted, has_star_args, is_const, kwarg, method_name, receiver
+from generator.lint.syntax import (
+    has_star_args,
+    has_star_kwargs,
+    kwarg,
+    method_name,
+    receiver,
+)
 
 _AMP_DEVICE = {"torch.cuda.amp": "cuda", "torch.cpu.amp": "cpu"}
-
-
-def _conditional(ctx: Context, func: ast.AST) -> bool:
-    """A name bound through a conditional expression (``autocast = torch.cuda.amp.autocast
-    if use_fp16 else nullcontext``): rewriting its call would enable autocast (or the scaler)
-    on the other side too, so it is reported without a fix."""
-    return isinstance(func, ast.Name) and func.id in ctx.conditional_aliases
+#: What ``torch.{cuda,cpu}.amp.autocast`` pass when a call leaves them out.
+_DEFAULTS = {
+    "cuda": {"dtype": "torch.float16", "cache_enabled": "True"},
+    "cpu": {"dtype": "torch.bfloat16", "cache_enabled": "True"},
+}
 
 
 def _device(qualname: str) -> str:
@@ -39,7 +45,10 @@ class CudaAmpAutocast(Rule):
     """`torch.cuda.amp.autocast` and `torch.cpu.amp.autocast` are deprecated aliases that
     emit a `FutureWarning`; `torch.amp.autocast(device_type, ...)` is the one API for every
     device. Their positional arguments differ (`enabled, dtype, cache_enabled` against
-    `device_type, dtype, enabled, cache_enabled`), so the fix passes them by keyword."""
+    `device_type, dtype, enabled, cache_enabled`), so the fix passes them by keyword, and it
+    writes the old defaults a call leaves out (`dtype=torch.float16` on CUDA, `torch.bfloat16`
+    on the CPU, `cache_enabled=True`): `torch.amp.autocast` takes those of an enclosing
+    autocast region instead."""
 
     code = "PTT001"
     name = "cuda-amp-autocast"
@@ -51,10 +60,15 @@ class CudaAmpAutocast(Rule):
         "`torch.cuda.amp.autocast` 和 `torch.cpu.amp.autocast` 是已弃用的别名，调用时会发出"
         " `FutureWarning`；`torch.amp.autocast(device_type, ...)` 是适用于所有设备的统一接口。两者的"
         "位置参数不同（前者是 `enabled, dtype, cache_enabled`，后者是 `device_type, dtype, enabled,"
-        " cache_enabled`），所以修复时改用关键字参数传递。"
+        " cache_enabled`），所以修复时改用关键字参数传递；调用中省略的参数，修复会写出旧接口的默认值（CUDA 上是"
+        " `dtype=torch.float16`，CPU 上是 `torch.bfloat16`，以及 `cache_enabled=True`），因为"
+        " `torch.amp.autocast` 省略它们时会沿用外层 autocast 区域的设置。"
     )
-    fix_note = "The arguments are passed by keyword, so each keeps its meaning."
-    fix_note_zh = "参数改用关键字传递，各自的含义保持不变。"
+    fix_note = (
+        "The arguments are passed by keyword, so each keeps its meaning, and the old defaults "
+        "that the call leaves out are written, so an enclosing autocast region does not change them."
+    )
+    fix_note_zh = "参数改用关键字传递，各自的含义保持不变；调用中省略的旧默认值会被写出，外层的 autocast 区域不会改变它们。"
     tip = "autocast-mixed-precision"
     fixable = True
     fix_safety = "safe"
@@ -65,24 +79,27 @@ class CudaAmpAutocast(Rule):
     INVALID = (
         Invalid(
             "import torch\nwith torch.cuda.amp.autocast():\n    pass\n",
-            'import torch\nwith torch.amp.autocast("cuda"):\n    pass\n',
+            'import torch\nwith torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):'
+            "\n    pass\n",
         ),
         Invalid(
             "import torch\nwith torch.cuda.amp.autocast(True, torch.bfloat16):\n    pass\n",
-            'import torch\nwith torch.amp.autocast("cuda", enabled=True, dtype=torch.bfloat16):'
+            'import torch\nwith torch.amp.autocast("cuda", enabled=True, dtype=torch.bfloat16, '
+            "cache_enabled=True):"
             "\n    pass\n",
         ),
         Invalid(
             "import torch\nfrom torch.cpu.amp import autocast\n"
             "with autocast(dtype=torch.bfloat16):\n    pass\n",
             "import torch\nfrom torch.cpu.amp import autocast\n"
-            'with torch.amp.autocast("cpu", dtype=torch.bfloat16):\n    pass\n',
+            'with torch.amp.autocast("cpu", dtype=torch.bfloat16, cache_enabled=True):\n    pass\n',
         ),
         "from torch.cuda.amp import autocast as ac\n\n@ac()\ndef f(x):\n    return x\n",
         # a simple alias of the torch name
         Invalid(
             "import torch\nautocast = torch.cuda.amp.autocast\nwith autocast(enabled=use_amp):\n    pass\n",
-            'import torch\nautocast = torch.cuda.amp.autocast\nwith torch.amp.autocast("cuda", enabled=use_amp):\n'
+            "import torch\nautocast = torch.cuda.amp.autocast\n"
+            'with torch.amp.autocast("cuda", enabled=use_amp, dtype=torch.float16, cache_enabled=True):\n'
             "    pass\n",
         ),
         # bound through a conditional: reported, never rewritten (the fix would turn fp16
@@ -90,6 +107,9 @@ class CudaAmpAutocast(Rule):
         "import torch\nfrom contextlib import nullcontext\n"
         "autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext\n"
         "with autocast():\n    y = model(x)\n",
+        # bound twice (an import, then another name when AMP is off): reported, not rewritten
+        "import torch\nfrom contextlib import nullcontext\nfrom torch.cuda.amp import autocast\n"
+        "if not use_amp:\n    autocast = nullcontext\nwith autocast():\n    y = model(x)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -100,21 +120,32 @@ class CudaAmpAutocast(Rule):
                 if (
                     ctx.torch_is("torch")
                     and not has_star_args(call)
+                    and not has_star_kwargs(call)
                     and len(call.args) <= 3
-                    and not _conditional(ctx, call.func)
+                    and ctx.rewritable(call.func)
                 ):
-                    edits = [replace(call.func, "torch.amp.autocast")]
-                    edits.append(
-                        insert(
-                            open_paren(ctx.lines, call),
-                            f'"{device}", ' if call.args or call.keywords else f'"{device}"',
-                        )
-                    )
-                    for arg, name in zip(
-                        call.args, ("enabled", "dtype", "cache_enabled"), strict=False
-                    ):
-                        edits.append(insert(argument_start(ctx.lines, call, arg), f"{name}="))
+                    edits = self._edits(ctx, call, device)
                 yield Report(call, edits, {"old": q, "device": device})
+
+    @staticmethod
+    def _edits(ctx: Context, call: ast.Call, device: str) -> list[Edit]:
+        """``torch.amp.autocast("<device>", ...)``, each argument by keyword, and the old
+        class's defaults where the call leaves them out: ``torch.amp.autocast`` would take
+        an enclosing region's dtype and weight cache instead."""
+        names = ("enabled", "dtype", "cache_enabled")
+        given = {*names[: len(call.args)], *(k.arg for k in call.keywords)}
+        missing = ", ".join(f"{k}={v}" for k, v in _DEFAULTS[device].items() if k not in given)
+        edits = [replace(call.func, "torch.amp.autocast")]
+        if not (call.args or call.keywords):
+            return [*edits, insert(open_paren(ctx.lines, call), f'"{device}", {missing}')]
+        edits.append(insert(open_paren(ctx.lines, call), f'"{device}", '))
+        edits += [
+            insert(argument_start(ctx.lines, call, a), f"{n}=")
+            for a, n in zip(call.args, names, strict=False)
+        ]
+        if missing:
+            edits.append(insert(after_last_argument(ctx.lines, call)[0], f", {missing}"))
+        return edits
 
 
 class CudaAmpGradScaler(Rule):
@@ -155,7 +186,7 @@ class CudaAmpGradScaler(Rule):
             device = _device(q)
             for call in ctx.calls(q):
                 edits = []
-                if ctx.torch_is("torch") and not _conditional(ctx, call.func):
+                if ctx.torch_is("torch") and ctx.rewritable(call.func):
                     has_args = bool(call.args or call.keywords)
                     edits = [
                         replace(call.func, "torch.amp.GradScaler"),
@@ -208,6 +239,9 @@ class CudaAmpCustomFwd(Rule):
             "import torch\n\n@torch.amp.custom_fwd(cast_inputs=torch.float32, "
             'device_type="cuda")\ndef forward(ctx, x):\n    return x\n',
         ),
+        # device_type= already given (the deprecated decorator refuses it): not rewritten
+        "import torch\n\n@torch.cuda.amp.custom_fwd(device_type='cuda')\n"
+        "def forward(ctx, x):\n    return x\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -224,7 +258,10 @@ class CudaAmpCustomFwd(Rule):
                     if new is None:
                         continue
                     edits = []
-                    if ctx.torch_is("torch"):
+                    given = isinstance(deco, ast.Call) and kwarg(deco, "device_type") is not None
+                    # device_type= given already: the deprecated decorator refuses it (a
+                    # TypeError); a second one would not even compile
+                    if ctx.torch_is("torch") and ctx.rewritable(target) and not given:
                         if isinstance(deco, ast.Call):
                             edits = [replace(deco.func, f"torch.amp.{new}")]
                             if kwarg(deco, "device_type") is None:  # never written twice
@@ -293,7 +330,7 @@ class HalfModelTraining(Rule):
         if not ctx.loops.training_loops:
             return
         last = max(loop.lineno for loop in ctx.loops.training_loops)
-        frozen = self._frozen_names(ctx)
+        frozen = half.frozen_names(ctx)
         for call in ctx.methods("half", "bfloat16", "to"):
             if call.lineno > last:
                 continue
@@ -318,9 +355,9 @@ class HalfModelTraining(Rule):
                 else None
             )
             if (
-                self._round_trip(ctx, call)
-                or self._frozen(ctx, recv, frozen)
-                or self._loss_module(ctx, recv)
+                half.round_trip(ctx, call)
+                or half.frozen(recv, frozen)
+                or half.loss_module(ctx, recv)
             ):
                 continue
             if (
@@ -331,73 +368,3 @@ class HalfModelTraining(Rule):
                 )
             ) or (target is not None and ctx.name_is_module(target)):
                 yield Report(call)
-
-    @staticmethod
-    def _loss_module(ctx: Context, recv: ast.AST | None) -> bool:
-        """A loss function (``criterion = nn.CrossEntropyLoss()``): it has no weights."""
-        name = dotted(recv) if recv is not None else None
-        if name is None:
-            return False
-        if re.search(r"criterion|loss", name.rsplit(".", 1)[-1], re.I):
-            return True
-        return isinstance(recv, ast.Name) and any(
-            (q := ctx.qualname(v.func) or "").startswith("torch.nn.") and q.endswith("Loss")
-            for v in ctx.assignments.get(recv.id, ())
-            if isinstance(v, ast.Call)
-        )
-
-    @staticmethod
-    def _round_trip(ctx: Context, call: ast.Call) -> bool:
-        """``model.half().float()``: cast back to float32 straight away."""
-        parent = ctx.parent(call)
-        outer = ctx.parent(parent) if isinstance(parent, ast.Attribute) else None
-        if not (isinstance(parent, ast.Attribute) and isinstance(outer, ast.Call)):
-            return False
-        if parent.attr == "float":
-            return True
-        return parent.attr == "to" and any(
-            ctx.qualname(a) in {"torch.float32", "torch.float"}
-            for a in [*outer.args, *(k.value for k in outer.keywords)]
-        )
-
-    @staticmethod
-    def _frozen_names(ctx: Context) -> set[str]:
-        """Modules frozen for inference: ``x.requires_grad_(False)``, ``p.requires_grad =
-        False`` over ``x.parameters()``, or ``x.eval()`` where ``x.parameters()`` is never
-        taken (so no optimizer trains it)."""
-        out: set[str] = set()
-        trained = {dotted(receiver(c)) for c in ctx.methods("parameters", "named_parameters")}
-        for call in ctx.methods("requires_grad_", "eval", "train"):
-            name = method_name(call)
-            flag = call.args[0] if call.args else None
-            text = dotted(receiver(call))
-            if text and (
-                (name == "requires_grad_" and is_const(flag, False))
-                # evaluation mode, and its parameters go to no optimizer: inference only
-                or (name == "eval" and not call.args and text not in trained)
-                or (name == "train" and is_const(flag, False) and text not in trained)
-            ):
-                out.add(text)
-        for loop in ctx.by_type[ast.For]:
-            assert isinstance(loop, ast.For)
-            if (
-                isinstance(loop.iter, ast.Call)
-                and method_name(loop.iter) == "parameters"
-                and any(
-                    isinstance(n, ast.Assign)
-                    and any(
-                        isinstance(t, ast.Attribute) and t.attr == "requires_grad"
-                        for t in n.targets
-                    )
-                    and is_const(n.value, False)
-                    for n in ast.walk(loop)
-                )
-            ):
-                text = dotted(receiver(loop.iter))
-                if text:
-                    out.add(text)
-        return out
-
-    @staticmethod
-    def _frozen(ctx: Context, recv: ast.AST | None, frozen: set[str]) -> bool:
-        return recv is not None and dotted(recv) in frozen

@@ -91,6 +91,9 @@ class TorchLoadWeightsOnly(Rule):
         ),
         # weights_only=True refuses a custom pickle_module: reported, not fixed
         "import dill\nimport torch\nstate = torch.load(path, pickle_module=dill)\n",
+        # `load` is pickle.load on the other side, which takes no weights_only: not fixed
+        "import pickle\nimport torch\nload = torch.load if use_torch else pickle.load\n"
+        "with open(path, 'rb') as f:\n    state = load(f)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -114,7 +117,8 @@ class TorchLoadWeightsOnly(Rule):
             ):
                 # weights_only=True refuses an explicit pickle_module: report, but do not fix
                 custom_pickle = kwarg(call, "pickle_module") is not None or len(call.args) >= 3
-                edits = [] if custom_pickle else [add_keyword(ctx.lines, call, "weights_only=True")]
+                fixable = not custom_pickle and ctx.rewritable(call.func)
+                edits = [add_keyword(ctx.lines, call, "weights_only=True")] if fixable else []
                 yield Report(call, edits)
 
 

@@ -48,7 +48,7 @@ class ResetMaxMemory(Rule):
         for old in ("reset_max_memory_allocated", "reset_max_memory_cached"):
             for call in ctx.calls(f"torch.cuda.{old}", f"torch.cuda.memory.{old}"):
                 edits = []
-                if isinstance(call.func, ast.Attribute):
+                if isinstance(call.func, ast.Attribute) and ctx.rewritable(call.func):
                     edits = [rename_attribute(call.func, "reset_peak_memory_stats", ctx.lines)]
                 yield Report(call, edits, {"old": old})
 
@@ -86,7 +86,7 @@ class MemoryCached(Rule):
             for call in ctx.calls(f"torch.cuda.{old}", f"torch.cuda.memory.{old}"):
                 edits = (
                     [rename_attribute(call.func, new, ctx.lines)]
-                    if isinstance(call.func, ast.Attribute)
+                    if isinstance(call.func, ast.Attribute) and ctx.rewritable(call.func)
                     else []
                 )
                 yield Report(call, edits, {"old": old, "new": new})
@@ -123,7 +123,7 @@ class DeprecatedAlias(Rule):
         ):
             edits = (
                 [rename_attribute(call.func, "clip_grad_norm_", ctx.lines)]
-                if isinstance(call.func, ast.Attribute)
+                if isinstance(call.func, ast.Attribute) and ctx.rewritable(call.func)
                 else []
             )
             yield Report(call, edits)
@@ -168,6 +168,9 @@ class InitWithoutUnderscore(Rule):
             "from torch import nn\nnn.init.xavier_normal(layer.weight)\nnn.init.constant(layer.bias, 0)\n",
             "from torch import nn\nnn.init.xavier_normal_(layer.weight)\nnn.init.constant_(layer.bias, 0)\n",
         ),
+        # `init` may be another module, without xavier_normal_: reported, not rewritten
+        "import torch\ninit = torch.nn.init if use_torch_init else my_init\n"
+        "init.xavier_normal(layer.weight)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -175,7 +178,7 @@ class InitWithoutUnderscore(Rule):
             for call in ctx.calls(f"torch.nn.init.{old}"):
                 edits = (
                     [rename_attribute(call.func, old + "_", ctx.lines)]
-                    if isinstance(call.func, ast.Attribute)
+                    if isinstance(call.func, ast.Attribute) and ctx.rewritable(call.func)
                     else []
                 )
                 yield Report(call, edits, {"old": old})

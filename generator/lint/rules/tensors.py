@@ -16,6 +16,7 @@ from generator.lint.rules.base import (
 )
 from generator.lint.syntax import (
     has_star_kwargs,
+    is_const,
     kwarg,
     last_name,
     method_name,
@@ -316,13 +317,25 @@ def device_of(ctx: Context, call: ast.Call) -> tuple[bool, str | None]:
     return True, (ctx.segment(arg) if only else None)
 
 
+def _host_bound(factory: ast.Call) -> bool:
+    """Arguments whose meaning `device=` would change: ``requires_grad=True`` (the moved copy
+    is not a leaf; made on the device, it is), ``pin_memory=True`` (only host memory is
+    pinned), ``out=`` (a tensor of its own device)."""
+    return kwarg(factory, "out") is not None or any(
+        (kw := kwarg(factory, name)) is not None and not is_const(kw.value, False)
+        for name in ("requires_grad", "pin_memory")
+    )
+
+
 class FactoryThenMove(Rule):
     """`torch.randn(...).to(device)` first fills a tensor in host memory, then copies it
     to the device. Factory functions take `device=`: the tensor is made where it is used,
     with no host allocation and no copy. The fix moves `device` into the call for factories
     whose values do not depend on where they are made (`zeros`, `ones`, `full`, `empty`,
     `eye`, `tensor`); random factories draw from the device's generator instead, so those
-    are reported without a fix. `torch.tensor(data).to(device)` is reported only for data the
+    are reported without a fix, and so is a factory that also takes `requires_grad=True` (the
+    copy is not a leaf: its `.grad` stays empty), `pin_memory=True` (only host memory is
+    pinned) or `out=` (a host tensor). `torch.tensor(data).to(device)` is reported only for data the
     code spells out (a literal, `list(range(n))`): data that arrives from elsewhere (a NumPy
     array, an environment's reward) has to be copied to the device whatever the call looks
     like."""
@@ -336,7 +349,9 @@ class FactoryThenMove(Rule):
         "`torch.randn(...).to(device)` 先在内存里填好一个张量，再把它拷贝到设备上。工厂函数都接受"
         " `device=`：张量直接在使用它的设备上创建，不占用主机内存，也没有拷贝。对于数值与创建位置无关的"
         "工厂函数（`zeros`、`ones`、`full`、`empty`、`eye`、`tensor`），修复会把 `device` 移进调用；"
-        "随机工厂函数改到设备上创建后会改用设备的随机数生成器，所以只报告、不修复。"
+        "随机工厂函数改到设备上创建后会改用设备的随机数生成器，所以只报告、不修复；同时传了"
+        " `requires_grad=True`（拷贝出来的张量不是叶子节点，它的 `.grad` 始终为空）、`pin_memory=True`"
+        "（只有主机内存才能锁页）或 `out=`（一个主机上的张量）的工厂函数也只报告、不修复。"
         "`torch.tensor(data).to(device)` 只在数据由代码本身写出时报告（字面量、`list(range(n))`）：从别处来的"
         "数据（NumPy 数组、环境返回的奖励）无论怎么写，都得拷贝到设备上。"
     )
@@ -363,6 +378,9 @@ class FactoryThenMove(Rule):
         ),
         "import torch\nnoise = torch.rand(4, 4).to(device)\n",
         "import torch\nx = torch.randn(4, 4).to(device, non_blocking=True)\n",
+        # the copy of a leaf that requires grad is no leaf: device= would make it one
+        "import torch\nw = torch.zeros(3, requires_grad=True).to(device)\n",
+        "import torch\nbuf = torch.zeros(3, pin_memory=True).to(device)\n",
     )
 
     def check(self, ctx: Context) -> Iterator[Report]:
@@ -385,6 +403,8 @@ class FactoryThenMove(Rule):
                 and factory in _EXACT
                 and kwarg(inner, "device") is None
                 and not has_star_kwargs(inner)
+                and not _host_bound(inner)
+                and ctx.rewritable(inner.func)
             ):
                 edits = [
                     add_keyword(ctx.lines, inner, f"device={device}"),
