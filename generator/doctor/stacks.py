@@ -20,6 +20,19 @@ def user_line(event: Any, nearest_only: bool = False) -> tuple[str, int] | None:
     python = (_EventType.PyCall, _EventType.PyCCall)
     node = event.parent
     while node is not None:
+        if node.tag == _EventType.PyCall:
+            # ``event`` ran in this function's body, at a line the profiler does not record
+            # (``if flag_tensor:`` calls no Python function): the line of its last call made
+            # before ``event`` is that line, or the nearest one before it.
+            before = [
+                c
+                for c in node.children
+                if c.tag in python and c.start_time_ns <= event.start_time_ns
+            ]
+            if before:
+                last = max(before, key=lambda c: c.start_time_ns).extra_fields.caller
+                if is_user_file(last.file_name):
+                    return display(last.file_name), int(last.line_number)
         if node.tag in python:
             caller = node.extra_fields.caller
             if is_user_file(caller.file_name):

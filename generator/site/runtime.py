@@ -185,7 +185,7 @@ def pyodide_tarball(
     Raises:
         RuntimeUnavailable: the download failed or its hash is not ``integrity``.
     """
-    why = "the composer and lint playground pages run it"
+    why = "Pyodide runs the composer and lint playground pages"
     return npm_tarball("pyodide", PYODIDE_VERSION, integrity, why, cache, url, timeout)
 
 

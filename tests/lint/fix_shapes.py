@@ -284,7 +284,4 @@ SHAPES: dict[str, Shape] = {
 
 #: Known behaviour-changing fixes, each with the place its cure belongs (strict: the test
 #: fails as soon as a fix is cured, so the list shrinks).
-XFAIL: dict[str, str] = {
-    "paren-in-comment": "the `(` of a comment takes the device argument: open_paren searches the "
-    "raw text (rules/base.py; edit positions from tokens, the fix-robustness work)",
-}
+XFAIL: dict[str, str] = {}
