@@ -1,0 +1,67 @@
+"""The single-process path of the harness (almost every snippet takes it): a deprecated or
+future-changed API fails the run, in the zygote's forked child and in the plain child alike.
+
+The README promises that every snippet runs "with deprecation warnings as errors"; the
+torchrun path has its own test (tests/records/test_launch.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.records.harness import run_variant
+
+#: A warning the snippet itself raises (attributed to ``__main__``, which Python's default
+#: filters would show but not raise).
+FROM_SNIPPET = "import warnings\nwarnings.warn('stale API', {category})\n"
+#: A warning raised inside a library the snippet calls (attributed to that module, which the
+#: default filters would silence): the way torch warns about its own deprecated functions.
+FROM_LIBRARY = (
+    "import types, warnings\n"
+    "lib = types.ModuleType('somelib')\n"
+    "exec('import warnings\\n"
+    "def old():\\n"
+    "    warnings.warn(\"stale API\", {category}, stacklevel=1)\\n', lib.__dict__)\n"
+    "lib.old()\n"
+)
+#: Which child ran: the zygote imported torch before forking; the plain child imports nothing.
+WHICH_CHILD = "import sys\nprint('torch imported:', 'torch' in sys.modules)\n"
+
+
+@pytest.fixture(params=["forked", "plain"])
+def child(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test runs once in the zygote's forked child and once with PYTORCH_TIPS_ZYGOTE=0."""
+    if request.param == "forked":
+        pytest.importorskip("torch")  # the zygote imports it
+        monkeypatch.delenv("PYTORCH_TIPS_ZYGOTE", raising=False)
+    else:
+        monkeypatch.setenv("PYTORCH_TIPS_ZYGOTE", "0")
+    result = run_variant(WHICH_CHILD, None, "which.py")
+    assert result.ok, result.output
+    assert f"torch imported: {request.param == 'forked'}" in result.output, result.output
+    return request.param
+
+
+@pytest.mark.parametrize("template", [FROM_SNIPPET, FROM_LIBRARY], ids=["snippet", "library"])
+@pytest.mark.parametrize("category", ["DeprecationWarning", "FutureWarning"])
+def test_a_stale_api_warning_fails_the_snippet(child: str, template: str, category: str) -> None:
+    result = run_variant(template.format(category=category), None, "snippets/demo/after.py")
+    assert not result.ok, f"{child} child: a {category} passed:\n{result.output}"
+    assert f"{category}: stale API" in result.output
+    assert "snippets/demo/after.py" in result.output  # the traceback names the snippet
+
+
+def test_a_warning_in_the_checks_fails_too(child: str) -> None:
+    checks = FROM_SNIPPET.format(category="DeprecationWarning")
+    result = run_variant("x = 1\n", checks, "snippets/demo/after.py")
+    assert not result.ok, f"{child} child: a DeprecationWarning in the checks passed"
+    assert "DeprecationWarning: stale API" in result.output
+
+
+def test_other_warnings_and_clean_snippets_pass(child: str) -> None:
+    """The failures above are the warnings' categories, not any warning or the harness."""
+    code = "import warnings\nwarnings.warn('just so you know', UserWarning)\nx = 41\n"
+    result = run_variant(code, "assert x + 1 == 42\n", "snippets/demo/after.py")
+    assert result.ok, f"{child} child:\n{result.output}"
+    failing = run_variant(code, "assert x == 42, 'x is 41'\n", "snippets/demo/after.py")
+    assert not failing.ok and "x is 41" in failing.output
