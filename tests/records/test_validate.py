@@ -128,6 +128,19 @@ def test_id_must_match_file_name_and_related_must_exist(tmp_path: Path) -> None:
     assert "related[1]" not in found
 
 
+def test_a_tip_cannot_relate_to_itself(tmp_path: Path) -> None:
+    data = example_record()
+    data["id"] = "self-related"
+    data["related"] = ["zero-grad-set-to-none", "self-related"]
+    path = write_record(tmp_path, "self-related.yaml", data)
+    _, problems = validate([path])
+    assert [(p.field, p.reason) for p in problems] == [
+        ("related[1]", "a tip cannot relate to itself")
+    ]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[problems[0].line - 1].strip() == "- self-related"
+
+
 def test_duplicate_ids_across_folders(tmp_path: Path) -> None:
     for sub in ("a", "b"):
         (tmp_path / sub).mkdir()
@@ -142,6 +155,27 @@ def test_code_shape_rules(tmp_path: Path) -> None:
     path = write_record(tmp_path, "no-after.yaml", data)
     found = _validate_bad(path)
     assert any("`after` code, or `no_code`" in m["reason"] for m in found)
+
+
+@pytest.mark.parametrize("how", ["no-checks", "launch-without-checks"])
+def test_an_after_needs_checks_or_the_reason_it_has_none(tmp_path: Path, how: str) -> None:
+    data = example_record()
+    del data["after"]["checks"]
+    if how == "launch-without-checks":  # a launch whose ranks assert nothing is no check
+        data["after"]["launch"] = {"nproc": 2}
+    path = write_record(tmp_path, "unchecked.yaml", data)
+    tips, problems = validate([path])
+    assert tips == []
+    assert [(p.field, p.reason) for p in problems] == [
+        ("(record)", "after needs `checks` (asserting the claim) or `no_checks` (why not)")
+    ]
+    data["after"]["no_checks"] = {"en": "Only a GPU shows it.", "zh": "只有 GPU 上才看得出。"}
+    path = write_record(tmp_path, "unchecked.yaml", data)
+    tips, problems = validate([path])
+    assert problems == [] and [t.id for t in tips] == ["unchecked"]
+    data["after"]["checks"] = "assert True\n"  # checks and a reason for none contradict
+    path = write_record(tmp_path, "unchecked.yaml", data)
+    assert "not both" in " ".join(p.reason for p in validate([path])[1])
 
 
 def test_launch_fields_are_checked_at_their_line(tmp_path: Path) -> None:
