@@ -16,14 +16,14 @@ from generator.records.harness import run_variant
 FROM_SNIPPET = "import warnings\nwarnings.warn('stale API', {category})\n"
 #: A warning raised inside a library the snippet calls (attributed to that module, which the
 #: default filters would silence): the way torch warns about its own deprecated functions.
-FROM_LIBRARY = (
-    "import types, warnings\n"
-    "lib = types.ModuleType('somelib')\n"
-    "exec('import warnings\\n"
-    "def old():\\n"
-    "    warnings.warn(\"stale API\", {category}, stacklevel=1)\\n', lib.__dict__)\n"
-    "lib.old()\n"
-)
+FROM_LIBRARY = """
+import types
+
+lib = types.ModuleType("somelib")
+source = "import warnings\\ndef old():\\n    warnings.warn('stale API', {category})\\n"
+exec(source, lib.__dict__)
+lib.old()
+"""
 #: Which child ran: the zygote imported torch before forking; the plain child imports nothing.
 WHICH_CHILD = "import sys\nprint('torch imported:', 'torch' in sys.modules)\n"
 
