@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
+import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -19,7 +22,7 @@ from generator.errors import InvalidRecords, NotFound, Problem
 from generator.records.fields import ID_PATTERN
 from generator.records.glossary import chinese_texts
 from generator.records.schema import Tip
-from generator.records.yamlio import Document, Loc, YamlProblem, read_document
+from generator.records.yamlio import Document, Loc, YamlProblem, format_loc, read_document
 
 #: Files in ``tips/`` that are not records.
 NOT_RECORDS = {"schema.json", "README.md"}
@@ -36,17 +39,18 @@ _FIELD_NAMES = _all_field_names()
 
 
 def display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(paths.ROOT))
-    except ValueError:
-        return str(path)
+    """``path`` relative to the checkout where it lies in it (a symlink's own name, not its
+    target's), else as given. Never raises: a symlink loop is reported by whoever reads it."""
+    for candidate in (os.path.abspath(path), os.path.realpath(path)):
+        try:
+            return str(Path(candidate).relative_to(paths.ROOT))
+        except ValueError:
+            continue
+    return str(path)
 
 
 def _format_loc(loc: Iterable[str | int]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(record)"
+    return format_loc(tuple(loc))
 
 
 def discover(targets: Sequence[Path] | None = None) -> tuple[list[Path], list[Problem]]:
@@ -60,6 +64,7 @@ def discover(targets: Sequence[Path] | None = None) -> tuple[list[Path], list[Pr
     problems: list[Problem] = []
     for target in targets or [paths.TIPS]:
         if target.is_dir():
+            found = len(files)
             for path in sorted(target.rglob("*")):
                 rel = path.relative_to(target)
                 if path.is_dir() or any(p.startswith(("_", ".")) for p in rel.parts):
@@ -67,7 +72,13 @@ def discover(targets: Sequence[Path] | None = None) -> tuple[list[Path], list[Pr
                 if path.name in NOT_RECORDS:
                     continue
                 files.append(path)
-        elif target.exists():
+            if len(files) == found:
+                problems.append(
+                    Problem(
+                        display(target), 0, "(file)", "no record files (<id>.yaml) in this folder"
+                    )
+                )
+        elif target.exists() or target.is_symlink():  # a broken link is read, and reported
             files.append(target)
         else:
             problems.append(Problem(display(target), 0, "(file)", "no such file or folder"))
@@ -213,9 +224,9 @@ def validate_file(path: Path) -> tuple[Tip | None, Document | None, list[Problem
     try:
         doc = read_document(path)
     except YamlProblem as err:
-        return None, None, [Problem(file, err.line, "(file)", err.reason)]
+        return None, None, [Problem(file, err.line, err.field, err.reason)]
     except OSError as err:
-        return None, None, [Problem(file, 0, "(file)", f"cannot read: {err.strerror}")]
+        return None, None, [Problem(file, 1, "(file)", f"cannot read: {err.strerror}")]
     try:
         tip = Tip.model_validate(doc.data)
     except ValidationError as err:
@@ -299,6 +310,9 @@ def validate(
     still checks its links. ``cross_checks`` run last, over every valid record.
     Returns the valid tips (sorted by id) and every problem found.
     """
+    if not targets and not paths.TIPS.is_dir():
+        what = "not a folder" if paths.TIPS.exists() else "no such folder"
+        return [], [Problem(display(paths.TIPS), 0, "(file)", f"{what}: the records live in tips/")]
     files, problems = discover(targets)
     loaded: dict[Path, tuple[Tip, Document]] = {}
     for path in files:
@@ -318,17 +332,51 @@ def validate(
     return tips, sorted(set(problems))
 
 
+#: `load_tips()` of the whole folder, per (folder, cross-checks): the digest of the folder's
+#: content it was loaded from, and the tips.
+_LOADED: dict[tuple[str, tuple[CrossCheck, ...]], tuple[str, tuple[Tip, ...]]] = {}
+
+
+def _content_digest(folder: Path) -> str | None:
+    """A digest of every name and regular file's bytes under ``folder`` (the records, and the
+    glossary and entry points their validation reads), or None when something there is not a
+    plain readable file (validation then says what)."""
+    digest = hashlib.blake2b(digest_size=20)
+    try:
+        for path in sorted(folder.rglob("*")):
+            mode = path.stat().st_mode
+            digest.update(str(path.relative_to(folder)).encode("utf-8", "surrogateescape"))
+            if stat.S_ISREG(mode):
+                raw = path.read_bytes()
+                digest.update(b"\0%d\0" % len(raw) + raw)
+            elif not stat.S_ISDIR(mode):
+                return None
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def load_tips(
     targets: Sequence[Path] | None = None, cross_checks: Sequence[CrossCheck] = ()
 ) -> list[Tip]:
     """Load every tip, sorted by id (``cross_checks`` as in `validate`).
 
+    The whole folder's tips (no ``targets``) are validated once per content of ``tips/``: a
+    second call reads the files again and, when no byte changed, returns the same (frozen) tips
+    without validating them again. Callers must not change them.
+
     Raises:
         InvalidRecords: any record has any problem.
     """
+    key = (str(paths.TIPS), tuple(cross_checks))
+    digest = None if targets else _content_digest(paths.TIPS)
+    if digest is not None and key in _LOADED and _LOADED[key][0] == digest:
+        return list(_LOADED[key][1])
     tips, problems = validate(targets, cross_checks)
     if problems:
         raise InvalidRecords(problems)
+    if digest is not None and _content_digest(paths.TIPS) == digest:  # unchanged meanwhile
+        _LOADED[key] = (digest, tuple(tips))
     return tips
 
 
