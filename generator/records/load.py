@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import ast
 import difflib
-import hashlib
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -22,7 +20,14 @@ from generator.errors import InvalidRecords, NotFound, Problem
 from generator.records.fields import ID_PATTERN
 from generator.records.glossary import chinese_texts
 from generator.records.schema import Tip
-from generator.records.yamlio import Document, Loc, YamlProblem, format_loc, read_document
+from generator.records.yamlio import (
+    Document,
+    Loc,
+    YamlProblem,
+    folder_digest,
+    format_loc,
+    read_document,
+)
 
 #: Files in ``tips/`` that are not records.
 NOT_RECORDS = {"schema.json", "README.md"}
@@ -337,25 +342,6 @@ def validate(
 _LOADED: dict[tuple[str, tuple[CrossCheck, ...]], tuple[str, tuple[Tip, ...]]] = {}
 
 
-def _content_digest(folder: Path) -> str | None:
-    """A digest of every name and regular file's bytes under ``folder`` (the records, and the
-    glossary and entry points their validation reads), or None when something there is not a
-    plain readable file (validation then says what)."""
-    digest = hashlib.blake2b(digest_size=20)
-    try:
-        for path in sorted(folder.rglob("*")):
-            mode = path.stat().st_mode
-            digest.update(str(path.relative_to(folder)).encode("utf-8", "surrogateescape"))
-            if stat.S_ISREG(mode):
-                raw = path.read_bytes()
-                digest.update(b"\0%d\0" % len(raw) + raw)
-            elif not stat.S_ISDIR(mode):
-                return None
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
 def load_tips(
     targets: Sequence[Path] | None = None, cross_checks: Sequence[CrossCheck] = ()
 ) -> list[Tip]:
@@ -369,13 +355,13 @@ def load_tips(
         InvalidRecords: any record has any problem.
     """
     key = (str(paths.TIPS), tuple(cross_checks))
-    digest = None if targets else _content_digest(paths.TIPS)
+    digest = None if targets else folder_digest(paths.TIPS)
     if digest is not None and key in _LOADED and _LOADED[key][0] == digest:
         return list(_LOADED[key][1])
     tips, problems = validate(targets, cross_checks)
     if problems:
         raise InvalidRecords(problems)
-    if digest is not None and _content_digest(paths.TIPS) == digest:  # unchanged meanwhile
+    if digest is not None and folder_digest(paths.TIPS) == digest:  # unchanged meanwhile
         _LOADED[key] = (digest, tuple(tips))
     return tips
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -326,3 +327,25 @@ def parse_document(raw: bytes) -> Document:
     doc = Document(data=data)
     _index(node, (), doc)
     return doc
+
+
+def folder_digest(folder: Path) -> str | None:
+    """A digest of every name and regular file's bytes under ``folder`` (the records, and the
+    glossary and entry points their validation reads), or None when something there is not a
+    plain, readable file of at most `MAX_BYTES` (validation then says what)."""
+    digest = hashlib.blake2b(digest_size=20)
+    try:
+        for path in sorted(folder.rglob("*")):
+            name = str(path.relative_to(folder)).encode("utf-8", "surrogateescape")
+            digest.update(b"%d:" % len(name) + name)
+            status = path.stat()
+            if stat.S_ISDIR(status.st_mode):
+                digest.update(b"d")
+            elif stat.S_ISREG(status.st_mode) and status.st_size <= MAX_BYTES:
+                raw = path.read_bytes()
+                digest.update(b"f%d:" % len(raw) + raw)
+            else:
+                return None
+    except OSError:
+        return None
+    return digest.hexdigest()
