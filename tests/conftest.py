@@ -10,6 +10,22 @@ from pathlib import Path
 import pytest
 
 from generator import paths
+from generator.records.schema import Tip
+
+
+@pytest.fixture(scope="session")
+def tips() -> list[Tip]:
+    """Every tip record of tips/, validated once per test process (read-only: the tips are
+    frozen, and `load_tips` hands the same ones to every caller until a file changes)."""
+    from generator.records.load import load_tips
+
+    return load_tips()
+
+
+@pytest.fixture(scope="session")
+def tip_ids(tips: list[Tip]) -> frozenset[str]:
+    """The ids of every tip."""
+    return frozenset(str(t.id) for t in tips)
 
 
 @pytest.fixture(scope="session")

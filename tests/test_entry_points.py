@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from generator.records.load import load_tips
 from generator.records.problems import (
     CHECKLIST_FILE,
     PAGES_FILE,
@@ -15,11 +14,9 @@ from generator.records.problems import (
     check_entry_points,
 )
 
-IDS = {str(t.id) for t in load_tips()}
 
-
-def test_the_committed_files_are_valid_and_cover_the_six_problems() -> None:
-    entry_points, problems = check_entry_points(IDS)
+def test_the_committed_files_are_valid_and_cover_the_six_problems(tip_ids: frozenset[str]) -> None:
+    entry_points, problems = check_entry_points(set(tip_ids))
     assert problems == []
     assert entry_points is not None
     assert set(entry_points.problems) == {
@@ -92,11 +89,16 @@ def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
     ],
 )
 def test_a_broken_file_is_reported_with_its_line(
-    tmp_path: Path, name: str, edit: tuple[str, str], field: str, reason: str
+    tmp_path: Path,
+    tip_ids: frozenset[str],
+    name: str,
+    edit: tuple[str, str],
+    field: str,
+    reason: str,
 ) -> None:
     path = _copy(tmp_path, name, edit)
     kwargs = {f"{name}_file": path}
-    _, problems = check_entry_points(IDS, **kwargs)
+    _, problems = check_entry_points(set(tip_ids), **kwargs)
     assert len(problems) == 1, problems
     problem = problems[0]
     assert problem.field == field and reason in problem.reason, problem

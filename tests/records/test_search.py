@@ -3,6 +3,7 @@ right page (tips, problem pages, tools, lint rules), ranked, without a Chinese d
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 import yaml
 
 from generator.cli import search_documents
-from generator.records.load import load_tips
+from generator.records.schema import Tip
 from generator.records.search import (
     Document,
     Index,
@@ -23,9 +24,13 @@ from generator.records.search import (
 )
 from generator.records.terms import other_spelling, respelled, variants
 
-TIPS = load_tips()
-DOCS = {lang: search_documents(lang) for lang in ("en", "zh")}
-INDEX = {lang: Index(docs, lang) for lang, docs in DOCS.items()}
+
+@functools.cache
+def index(lang: str) -> Index:
+    """The CLI's index of ``lang``, built once per test process (on first use, not at import)."""
+    return Index(search_documents(lang), lang)
+
+
 QUERY_SET = Path(__file__).parents[1] / "site" / "search_queries.yaml"
 
 #: The share of the query set whose page must be in the top 3, per language (issue 17), as
@@ -34,7 +39,7 @@ FLOOR = 0.95
 
 
 def _pages(query: str, limit: int = 10) -> list[str]:
-    return [h.page for h in INDEX[detect_lang(query)].search(query, limit=limit)]
+    return [h.page for h in index(detect_lang(query)).search(query, limit=limit)]
 
 
 def expected_page(item: dict[str, str]) -> str:
@@ -49,7 +54,7 @@ def test_the_query_set_finds_its_page_in_the_top_3(lang: str) -> None:
     items = yaml.safe_load(QUERY_SET.read_text(encoding="utf-8"))[lang]
     misses = []
     for item in items:
-        found = [h.page.lower() for h in INDEX[lang].search(item["q"], limit=3)]
+        found = [h.page.lower() for h in index(lang).search(item["q"], limit=3)]
         if expected_page(item).lower() not in found:
             misses.append(f"{item['q']!r}: {expected_page(item)} not in {found}")
     print(f"\nCLI search {lang}: {len(items) - len(misses)}/{len(items)} in the top 3")
@@ -77,7 +82,7 @@ def test_queries_find_their_page_first(query: str, page: str) -> None:
 
 
 def test_a_best_match_comes_first_and_tools_name_their_command() -> None:
-    hits = INDEX["en"].search("generate train.py")
+    hits = index("en").search("generate train.py")
     assert hits[0].best and hits[0].page == "composer/" and hits[0].command == "compose"
     assert not any(h.best for h in hits[1:])
     assert len({h.page for h in hits}) == len(hits)  # a best match is listed once
@@ -88,12 +93,12 @@ def test_a_best_match_comes_first_and_tools_name_their_command() -> None:
     [("zh", "多卡训练", "several-gpus"), ("en", "multi GPU", "several-gpus")],
 )
 def test_a_query_naming_a_problem_has_the_problem_then_its_first_tip_as_best_matches(
-    lang: str, query: str, problem: str
+    tips: list[Tip], lang: str, query: str, problem: str
 ) -> None:
     from generator.records.problems import load_entry_points
 
-    first_tip = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems[problem].tips[0]
-    hits = INDEX[lang].search(query)
+    first_tip = load_entry_points(frozenset(str(t.id) for t in tips)).problems[problem].tips[0]
+    hits = index(lang).search(query)
     assert [h.page for h in hits if h.best] == [f"problems/{problem}/", f"tips/{first_tip}/"]
 
 
@@ -128,9 +133,9 @@ def test_no_match_and_punctuation_only_queries_return_nothing() -> None:
     assert _pages("?!.") == []
 
 
-def test_limit_is_respected_and_tips_alone_can_be_searched() -> None:
+def test_limit_is_respected_and_tips_alone_can_be_searched(tips: list[Tip]) -> None:
     assert len(_pages("torch", limit=1)) == 1
-    hits = search(TIPS, "gradient accumulation", limit=3)
+    hits = search(tips, "gradient accumulation", limit=3)
     assert hits[0].id == "gradient-accumulation" and all(h.kind == "tip" for h in hits)
 
 
