@@ -28,10 +28,8 @@ def tip_ids(tips: list[Tip]) -> frozenset[str]:
     return frozenset(str(t.id) for t in tips)
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site built with `mkdocs build --strict` into a temporary folder (once per worker)."""
-    out = tmp_path_factory.mktemp("site")
+def _build_site(out: Path) -> str | None:
+    """Build the site into ``out`` with `mkdocs build --strict`; None, or why it failed."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -41,5 +39,27 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env=env,
         timeout=300,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return None if proc.returncode == 0 else f"mkdocs build failed:\n{proc.stdout}{proc.stderr}"
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built with `mkdocs build --strict` into a temporary folder, once per test run:
+    under pytest-xdist the first worker that needs it builds it, under a file lock in the run's
+    shared temporary folder, and the others wait for it and read the same folder (the pattern
+    pytest-xdist documents for session fixtures). Tests only read it."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        out = tmp_path_factory.mktemp("site")
+        failure = _build_site(out)
+        assert failure is None, failure
+        return out
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent  # one folder per run, shared by its workers
+    out, done, failed = shared / "site", shared / "site.done", shared / "site.failed"
+    with FileLock(str(shared / "site.lock")):
+        if not done.exists() and not failed.exists():
+            failure = _build_site(out)
+            (failed if failure else done).write_text(failure or "", encoding="utf-8")
+    assert not failed.exists(), failed.read_text(encoding="utf-8")  # built once, failed once
     return out
