@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -45,19 +46,15 @@ def _build_site(out: Path) -> str | None:
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site built with `mkdocs build --strict` into a temporary folder, once per test run:
-    under pytest-xdist the first worker that needs it builds it, under a file lock in the run's
-    shared temporary folder, and the others wait for it and read the same folder (the pattern
-    pytest-xdist documents for session fixtures). Tests only read it."""
-    if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        out = tmp_path_factory.mktemp("site")
-        failure = _build_site(out)
-        assert failure is None, failure
-        return out
-    from filelock import FileLock
-
-    shared = tmp_path_factory.getbasetemp().parent  # one folder per run, shared by its workers
+    under pytest-xdist the first worker that needs it builds it while the others wait on a file
+    lock in the run's shared temporary folder (the pattern pytest-xdist documents for session
+    fixtures, as tests/installs.py makes its environments), then all read the same folder.
+    Tests only read it."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     out, done, failed = shared / "site", shared / "site.done", shared / "site.failed"
-    with FileLock(str(shared / "site.lock")):
+    with open(shared / "site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists() and not failed.exists():
             failure = _build_site(out)
             (failed if failure else done).write_text(failure or "", encoding="utf-8")
