@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from pathlib import Path
 
 import pytest
 
+from generator.cli import main
 from generator.records.load import validate
 from tests.helpers import example_record, run_cli, write_record
 
@@ -20,11 +23,19 @@ def _problems(stderr: str) -> list[re.Match[str]]:
     return matches  # type: ignore[return-value]
 
 
-def _validate_bad(path: Path) -> list[re.Match[str]]:
-    proc = run_cli("validate", str(path))
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr
-    found = _problems(proc.stderr)
+def _validate_bad(path: Path, *, isolated: bool = False) -> list[re.Match[str]]:
+    """``validate PATH`` (in this process, or ``isolated`` in a subprocess, for files that
+    must not be able to harm the test run): exit 1, one problem line or more, no traceback."""
+    if isolated:
+        proc = run_cli("validate", str(path))
+        code, stderr = proc.returncode, proc.stderr
+    else:
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            code = main(["validate", str(path)])  # an exception would fail the test
+        stderr = err.getvalue()
+    assert code == 1, stderr
+    assert "Traceback" not in stderr
+    found = _problems(stderr)
     assert found, "a bad file must produce at least one problem line"
     assert all(m["file"].endswith(path.name) for m in found)
     return found
@@ -269,7 +280,7 @@ def test_hostile_records_are_refused_fast_without_running_anything(
     marker = tmp_path / "pwned"
     path = tmp_path / f"{name}.yaml"
     path.write_bytes(content.replace(b"{marker}", str(marker).encode()))
-    (problem,) = _validate_bad(path)
+    (problem,) = _validate_bad(path, isolated=True)
     assert int(problem["line"]) == line, problem.group(0)
     assert reason in problem["reason"], problem.group(0)
     assert not marker.exists(), "a YAML tag ran code"
