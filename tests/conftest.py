@@ -13,6 +13,30 @@ import pytest
 from generator import paths
 from generator.records.schema import Tip
 
+#: Where the tests that take seconds each live (a pre-commit install, torchrun jobs, training
+#: runs, every snippet, the browser), in the order they run: before the many tests that take
+#: milliseconds, so that under pytest-xdist the quick ones fill the end of the run and no
+#: worker idles while another finishes one slow test. The site's tests come after the others
+#: in this list: the worker that meets built_site first builds it while the other works on.
+RUN_FIRST = (
+    "tests/test_precommit.py",
+    "tests/test_packaging.py",
+    "tests/records/test_launch.py",
+    "tests/compose/",
+    "tests/records/test_snippets.py",
+    "tests/site/",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the slow tests first (`RUN_FIRST`), each kept in its collected order."""
+
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return next((i for i, p in enumerate(RUN_FIRST) if path.startswith(p)), len(RUN_FIRST))
+
+    items.sort(key=rank)
+
 
 @pytest.fixture(scope="session")
 def tips() -> list[Tip]:
