@@ -7,6 +7,11 @@ torchrun path has its own test (tests/records/test_launch.py).
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
 from generator.records.harness import run_variant
@@ -65,3 +70,40 @@ def test_other_warnings_and_clean_snippets_pass(child: str) -> None:
     assert result.ok, f"{child} child:\n{result.output}"
     failing = run_variant(code, "assert x == 42, 'x is 41'\n", "snippets/demo/after.py")
     assert not failing.ok and "x is 41" in failing.output
+
+
+#: A snippet that starts a process of its own (a DataLoader worker, a server) and then hangs:
+#: it writes that process's pid where the test can read it.
+HANGS_WITH_A_CHILD = """
+import subprocess, sys, time
+helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+with open({pid_file!r}, "w") as f:
+    f.write(str(helper.pid))
+time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_snippet_past_its_timeout_is_stopped_with_its_children(
+    child: str, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "helper.pid"
+    code = HANGS_WITH_A_CHILD.format(pid_file=str(pid_file))
+    result = run_variant(code, "assert False\n", "snippets/demo/after.py", timeout=3)
+    assert not result.ok and result.timed_out, f"{child} child:\n{result.output}"
+    assert "timed out after 3 s" in result.output
+    helper = int(pid_file.read_text())
+    for _ in range(100):  # killed with the snippet's process group: gone once reaped
+        if not _alive(helper):
+            break
+        time.sleep(0.05)
+    assert not _alive(helper), f"{child} child: the snippet's own process outlived the timeout"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:  # a zombie is dead
+        return stat.read().split(")")[-1].split()[0] != "Z"
