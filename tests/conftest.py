@@ -1,4 +1,12 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the order the tests run in.
+
+Keep collection cheap, every xdist worker pays it: a test module loads nothing at import. A
+test takes the records from the `tips` fixture (validated once per process; `load_tips` hands
+every later caller the same tips until a file of tips/ changes), the site from `built_site`
+(built once per run); a module that needs the records to make its cases does it in
+``pytest_generate_tests`` (tests/records/test_snippets.py). A new module whose tests take
+seconds each belongs in `RUN_FIRST`.
+"""
 
 from __future__ import annotations
 
