@@ -141,6 +141,8 @@ def test_the_integer_limit(digits: int, refused: bool) -> None:
 def test_an_empty_folder_or_a_missing_tips_folder_is_a_problem_not_a_success(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    code, lines = _validate(capsys, str(tmp_path / "nowhere.yaml"))
+    assert (code, lines) == (1, [f"{tmp_path / 'nowhere.yaml'}:0: (file): no such file or folder"])
     (tmp_path / "empty").mkdir()
     code, lines = _validate(capsys, str(tmp_path / "empty"))
     assert (code, lines) == (

@@ -67,7 +67,10 @@ def test_a_file_that_is_not_yaml_is_rejected(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_text("category: memory\n", encoding="utf-8")
     (problem,) = _validate_bad(path)
-    assert "not a .yaml file" in problem["reason"]
+    assert (problem["line"], problem["reason"]) == (
+        "1",
+        "not a .yaml file: records are tips/<id>.yaml",
+    )
 
 
 def test_a_misnamed_record_in_a_folder_is_not_silently_skipped(tmp_path: Path) -> None:
