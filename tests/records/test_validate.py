@@ -155,6 +155,14 @@ def test_a_tip_cannot_relate_to_itself(tmp_path: Path) -> None:
     assert lines[problems[0].line - 1].strip() == "- self-related"
 
 
+def test_a_file_name_that_is_no_id_is_refused(tmp_path: Path) -> None:
+    path = write_record(tmp_path, "Zero_Grad.yaml", example_record())
+    _, problems = validate([path])
+    assert [(p.line, p.field, p.reason) for p in problems] == [
+        (1, "(file)", "file name must be lowercase-hyphenated: <id>.yaml")
+    ]
+
+
 def test_duplicate_ids_across_folders(tmp_path: Path) -> None:
     for sub in ("a", "b"):
         (tmp_path / sub).mkdir()
