@@ -138,8 +138,14 @@ def test_id_must_match_file_name_and_related_must_exist(tmp_path: Path) -> None:
     path = write_record(tmp_path, "mismatch.yaml", data)
     found = {m["field"]: m["reason"] for m in _validate_bad(path)}
     assert "must equal the file name" in found["id"]
-    assert "no tip with id 'no-such-tip'" in found["related[0]"]
+    assert found["related[0]"] == "no tip with id 'no-such-tip'"
     assert "related[1]" not in found
+    data["id"], data["related"] = "mismatch", ["zero-grad-set-to-nne"]
+    path = write_record(tmp_path, "mismatch.yaml", data)
+    _, problems = validate([path])
+    assert [p.reason for p in problems] == [
+        "no tip with id 'zero-grad-set-to-nne'; did you mean 'zero-grad-set-to-none'?"
+    ]
 
 
 def test_a_tip_cannot_relate_to_itself(tmp_path: Path) -> None:
@@ -168,7 +174,9 @@ def test_duplicate_ids_across_folders(tmp_path: Path) -> None:
         (tmp_path / sub).mkdir()
         write_record(tmp_path / sub, "same-id.yaml", example_record())
     _, problems = validate([tmp_path])
-    assert any("duplicate id" in p.reason for p in problems)
+    assert [(Path(p.file).parent.name, p.line, p.field, p.reason) for p in problems] == [
+        ("b", 1, "id", f"duplicate id, also {tmp_path / 'a' / 'same-id.yaml'}")
+    ]
 
 
 def test_code_shape_rules(tmp_path: Path) -> None:
