@@ -161,3 +161,28 @@ def test_an_empty_folder_or_a_missing_tips_folder_is_a_problem_not_a_success(
         1,
         [f"{tmp_path / 'tips'}:0: (file): not a folder: the records live in tips/"],
     )
+
+
+def test_records_edited_while_they_load_are_not_cached(
+    tips_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record saved while `load_tips` validates the folder: what it loaded is not kept for the
+    folder's earlier content (an editor's undo would then be served the edit)."""
+    from generator.records import load
+
+    record = tips_copy / "zero-grad-set-to-none.yaml"
+    text = record.read_text(encoding="utf-8")
+    old = "Zero gradients by setting them to None"
+    real_validate = load.validate
+
+    def validate_during_an_edit(*args: object, **kwargs: object) -> object:
+        record.write_text(text.replace(old, "Edited meanwhile"), encoding="utf-8")
+        return real_validate(*args, **kwargs)
+
+    monkeypatch.setattr(load, "validate", validate_during_an_edit)
+    edited = {t.id: t for t in load_tips()}["zero-grad-set-to-none"]
+    assert edited.title.en == "Edited meanwhile"
+    monkeypatch.setattr(load, "validate", real_validate)
+    record.write_text(text, encoding="utf-8")  # undone
+    again = {t.id: t for t in load_tips()}["zero-grad-set-to-none"]
+    assert again.title.en == old
