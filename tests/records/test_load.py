@@ -186,3 +186,16 @@ def test_records_edited_while_they_load_are_not_cached(
     record.write_text(text, encoding="utf-8")  # undone
     again = {t.id: t for t in load_tips()}["zero-grad-set-to-none"]
     assert again.title.en == old
+
+
+def test_show_refuses_a_broken_record_and_shows_the_others(
+    tips_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = tips_copy / "zero-grad-set-to-none.yaml"
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace("category: training-loop", "category: nonsense"), "utf-8")
+    assert main(["show", "zero-grad-set-to-none"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"{_shown(record)}:2: category: ") and len(err) == 2, err
+    assert main(["show", "gradient-accumulation"]) == 0  # one broken record stops no other
+    assert "Gradient accumulation" in capsys.readouterr().out
