@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -206,6 +207,71 @@ def test_an_after_needs_checks_or_the_reason_it_has_none(tmp_path: Path, how: st
     data["after"]["checks"] = "assert True\n"  # checks and a reason for none contradict
     path = write_record(tmp_path, "unchecked.yaml", data)
     assert "not both" in " ".join(p.reason for p in validate([path])[1])
+
+
+def _edit(path: str, value: object) -> Callable[[dict], None]:
+    """An edit of a record: set the field at the dotted ``path`` to ``value``."""
+
+    def apply(data: dict) -> None:
+        *parents, last = path.split(".")
+        for key in parents:
+            data = data[key]
+        data[last] = value
+
+    return apply
+
+
+#: One record refused by each of the schema's own rules: (edit, field, reason).
+SCHEMA_RULES = {
+    "duplicate-device": (
+        _edit("hardware.devices", ["cpu", "cpu"]),
+        "hardware.devices",
+        "has duplicate entries",
+    ),
+    "duplicate-tag": (_edit("tags", ["gradients", "gradients"]), "tags", "has duplicate entries"),
+    "gpu-only-without-notes": (
+        _edit("hardware", {"devices": ["cuda"], "helps_on": ["cuda"]}),
+        "hardware",
+        "notes are required when devices lacks cpu (they are the skip reason)",
+    ),
+    "probe-without-checks": (
+        _edit(
+            "after",
+            {"code": "x = 1\n", "probe": "y = 2\n", "no_checks": {"en": "No.", "zh": "无。"}},
+        ),
+        "after",
+        "a probe needs checks that read it",
+    ),
+    "no-code-and-after": (
+        _edit("no_code", {"en": "Advice only.", "zh": "只是建议。"}),
+        "(record)",
+        "no_code excludes before and after",
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", SCHEMA_RULES)
+def test_each_rule_of_the_schema_refuses_its_case(tmp_path: Path, rule: str) -> None:
+    edit, field, reason = SCHEMA_RULES[rule]
+    data = example_record()
+    edit(data)
+    _, problems = validate([write_record(tmp_path, "refused.yaml", data)])
+    assert [(p.field, p.reason) for p in problems] == [(field, reason)]
+
+
+def test_no_code_alone_and_launch_env_load_as_written(tmp_path: Path) -> None:
+    data = example_record()
+    data["no_code"] = {"en": "Advice only.", "zh": "只是建议。"}
+    del data["before"], data["after"]
+    data["impact"] = ["correctness"]  # a speed tip would need a bench
+    del data["bench"]
+    (tip,), problems = validate([write_record(tmp_path, "advice.yaml", data)])
+    assert problems == [] and tip.variants() == {}
+    data = example_record()
+    data["after"]["launch"] = {"nproc": 2, "env": {"GLOO_SOCKET_IFNAME": "lo"}}
+    (tip,), problems = validate([write_record(tmp_path, "with-env.yaml", data)])
+    assert problems == [] and tip.after is not None and tip.after.launch is not None
+    assert tip.after.launch.env == {"GLOO_SOCKET_IFNAME": "lo"}
 
 
 def test_launch_fields_are_checked_at_their_line(tmp_path: Path) -> None:
