@@ -36,7 +36,8 @@ def test_a_second_load_is_near_free_and_an_edit_is_seen(tips_copy: Path) -> None
     assert second == first and all(a is b for a, b in zip(first, second, strict=True))
     assert second is not first
 
-    # An edit of the same size within the same second, its mtime put back: still seen.
+    # An edit of the same size within the same second, its mtime put back, and a record
+    # renamed without a byte changed in it (its id is the new file name): both seen.
     record = tips_copy / "zero-grad-set-to-none.yaml"
     stat = record.stat()
     text = record.read_text(encoding="utf-8")
@@ -44,8 +45,11 @@ def test_a_second_load_is_near_free_and_an_edit_is_seen(tips_copy: Path) -> None
     record.write_text(text.replace(old, old.replace("Zero", "Drop")), encoding="utf-8")
     os.utime(record, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert record.stat().st_size == stat.st_size
-    edited = {t.id: t for t in load_tips()}["zero-grad-set-to-none"]
-    assert edited.title.en == "Drop gradients by setting them to None"
+    (tips_copy / "muon-optimizer.yaml").rename(tips_copy / "muon-optimizer-renamed.yaml")
+    edited = {t.id: t for t in load_tips()}
+    assert edited["zero-grad-set-to-none"].title.en == "Drop gradients by setting them to None"
+    assert "muon-optimizer-renamed" in edited and "muon-optimizer" not in edited
+    (tips_copy / "muon-optimizer-renamed.yaml").rename(tips_copy / "muon-optimizer.yaml")
 
     # A record made invalid is refused, not served from the cache; valid again, loaded again.
     record.write_text(text.replace("category: training-loop", "category: nonsense"), "utf-8")
@@ -54,7 +58,7 @@ def test_a_second_load_is_near_free_and_an_edit_is_seen(tips_copy: Path) -> None
     assert ("zero-grad-set-to-none.yaml", "category") in {
         (Path(p.file).name, p.field) for p in err.value.problems
     }
-    # Valid again, and a new record beside it: both seen.
+    # Valid again, and a new record beside the others: both seen.
     record.write_text(text, encoding="utf-8")
     data = example_record()
     data["related"] = []
@@ -124,13 +128,17 @@ def test_hostile_files_named_on_the_command_line(
 
 
 @pytest.mark.parametrize(("digits", "refused"), [(100, False), (101, True)])
-def test_the_integer_limit(digits: int, refused: bool) -> None:
+@pytest.mark.parametrize("where", ["value", "key"])
+def test_the_integer_limit(digits: int, refused: bool, where: str) -> None:
     from generator.records.yamlio import MAX_INT_DIGITS, YamlProblem, parse_document
 
     assert MAX_INT_DIGITS == 100
-    raw = f"title: x\nsizes:\n  - {'1' * digits}\n".encode()
+    number = "1" * digits
+    item = f"  - {number}" if where == "value" else f"  - {number}: x"
+    raw = f"title: x\nsizes:\n{item}\n".encode()
     if not refused:
-        assert parse_document(raw).data["sizes"] == [int("1" * digits)]
+        value = int(number) if where == "value" else {int(number): "x"}
+        assert parse_document(raw).data["sizes"] == [value]
         return
     with pytest.raises(YamlProblem) as err:
         parse_document(raw)

@@ -352,7 +352,11 @@ HOSTILE_FILES: dict[str, tuple[bytes, int, str]] = {
         "tag tag:yaml.org,2002:python/object/apply:os.system is not allowed",
     ),
     "custom-tag": (b"category: !memory memory\n", 1, "tag !memory is not allowed"),
-    "too-large": (b"x: " + b"a" * (600 * 1024) + b"\n", 1, "a record may hold at most"),
+    "too-large": (  # the size is the file's, not how much of it was read
+        b"x: " + b"a" * (600 * 1024) + b"\n",
+        1,
+        "file is 614404 bytes; a record may hold at most 524288",
+    ),
 }
 
 
