@@ -7,6 +7,7 @@ torchrun path has its own test (tests/records/test_launch.py).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -70,6 +71,21 @@ def test_other_warnings_and_clean_snippets_pass(child: str) -> None:
     assert result.ok, f"{child} child:\n{result.output}"
     failing = run_variant(code, "assert x == 42, 'x is 41'\n", "snippets/demo/after.py")
     assert not failing.ok and "x is 41" in failing.output
+
+
+def test_the_child_hides_gpus_on_cpu_and_fixes_threads_and_hashing(child: str) -> None:
+    """On ``cpu`` no GPU is visible, parallel test workers do not oversubscribe the cores, and
+    string hashing is the same in every run."""
+    names = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "PYTHONHASHSEED")
+    code = f"import json, os\nprint(json.dumps({{k: os.environ.get(k) for k in {names!r}}}))\n"
+    result = run_variant(code, None, "env.py", device="cpu")
+    assert result.ok, result.output
+    seen = json.loads(result.output.strip().splitlines()[-1])
+    assert seen == {
+        "CUDA_VISIBLE_DEVICES": "",
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        "PYTHONHASHSEED": "0",
+    }, child
 
 
 #: A snippet that starts a process of its own (a DataLoader worker, a server) and then hangs:
