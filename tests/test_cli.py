@@ -42,9 +42,15 @@ def test_list_filters_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--category", category, "--json"]) == 0
     some = json.loads(capsys.readouterr().out)
     assert some and all(t["category"] == category for t in some)
-    assert main(["list", "--device", "cpu"]) == 0
-    out = capsys.readouterr().out
-    assert everything[0]["id"] in out or "tip(s)" in out
+    for device in ("cpu", "cuda"):
+        assert main(["list", "--device", device, "--json"]) == 0
+        ids = {t["id"] for t in json.loads(capsys.readouterr().out)}
+        expected = {t["id"] for t in everything if device in t["hardware"]["devices"]}
+        assert ids == expected and 0 < len(ids) < len(everything), device
+        assert main(["list", "--device", device]) == 0
+        rows = capsys.readouterr().out.splitlines()
+        assert {row.split()[0] for row in rows[:-2]} == ids  # one row per tip, then the count
+        assert rows[-1] == f"{len(ids)} tip(s)."
     tag = everything[0]["tags"][0]
     assert main(["list", "--tag", tag, "--json"]) == 0
     assert all(tag in t["tags"] for t in json.loads(capsys.readouterr().out))

@@ -8,20 +8,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.records.load import load_tips
 from generator.records.problems import (
     CHECKLIST_FILE,
     PAGES_FILE,
     PROBLEMS_FILE,
     check_entry_points,
 )
-
-TIPS = load_tips()
-IDS = {str(t.id) for t in TIPS}
+from generator.records.schema import Tip
 
 
-def test_the_committed_files_are_valid_and_cover_the_six_problems() -> None:
-    entry_points, problems = check_entry_points(IDS)
+def test_the_committed_files_are_valid_and_cover_the_six_problems(tip_ids: frozenset[str]) -> None:
+    entry_points, problems = check_entry_points(set(tip_ids))
     assert problems == []
     assert entry_points is not None
     assert set(entry_points.problems) == {
@@ -136,11 +133,16 @@ def _copy(tmp_path: Path, name: str, edit: tuple[str, str]) -> Path:
     ],
 )
 def test_a_broken_file_is_reported_with_its_line(
-    tmp_path: Path, name: str, edit: tuple[str, str], field: str, reason: str
+    tmp_path: Path,
+    tip_ids: frozenset[str],
+    name: str,
+    edit: tuple[str, str],
+    field: str,
+    reason: str,
 ) -> None:
     path = _copy(tmp_path, name, edit)
     kwargs = {f"{name}_file": path}
-    _, problems = check_entry_points(IDS, **kwargs)
+    _, problems = check_entry_points(set(tip_ids), **kwargs)
     assert len(problems) == 1, problems
     problem = problems[0]
     # An index in the field (``*`` here) depends on the file's order: it must name the entry
@@ -171,6 +173,8 @@ def test_validate_reports_an_unknown_id(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_the_doctor_is_offered_on_its_problems_once_its_page_exists(
+    tips: list[Tip],
+    tip_ids: frozenset[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Measure instead of guessing: the memory and speed pages link `pytorch-tips doctor` when
@@ -178,9 +182,9 @@ def test_the_doctor_is_offered_on_its_problems_once_its_page_exists(
     from generator.records import problems as module
     from generator.records.ui import labels
 
-    entry_points, _ = check_entry_points(IDS)
+    entry_points, _ = check_entry_points(set(tip_ids))
     assert entry_points is not None
-    by_id = {str(t.id): t for t in TIPS}
+    by_id = {str(t.id): t for t in tips}
     for page, offered in ((None, set()), ("doctor.md", {"out-of-memory", "slow-training"})):
         monkeypatch.setattr(module, "doctor_page", lambda page=page: page)
         files = module.page_files(entry_points, by_id, labels(), langs=("en",))

@@ -24,6 +24,10 @@ from generator import paths
 from generator.records.load import load_tips
 from tests import installs
 
+#: One worker runs every test here (pytest -n auto --dist loadgroup): the wheel and the venvs
+#: are made once per run under a file lock, and no other worker sits waiting on it.
+pytestmark = pytest.mark.xdist_group("installs")
+
 BAD_LOAD = 'import torch\nstate = torch.load("ckpt.pt")\n'
 CLEAN_LOAD = 'import torch\nstate = torch.load("ckpt.pt", weights_only=True)\n'
 

@@ -29,7 +29,7 @@ from generator import paths
 from generator.errors import InvalidRecords, Problem
 from generator.records.cjk import joins
 from generator.records.fields import Strict, Text
-from generator.records.yamlio import Loc, YamlProblem, read_document
+from generator.records.yamlio import Loc, YamlProblem, parse_document, read_bytes
 
 GLOSSARY = paths.TIPS / "_glossary.yaml"
 
@@ -139,6 +139,11 @@ class Glossary(Strict):
         return [(rx, variant, term.zh) for term, rxs in self.term_patterns for rx, variant in rxs]
 
     @functools.cached_property
+    def order(self) -> dict[tuple[str, str], int]:
+        """(variant, preferred term) -> its rank in the glossary, the order problems are told in."""
+        return {(variant, zh): i for i, (_, variant, zh) in enumerate(self.patterns)}
+
+    @functools.cached_property
     def term_patterns(self) -> list[tuple[Term, list[tuple[re.Pattern[str], str]]]]:
         """Each term with (regex, variant) for each of its variants."""
         out = []
@@ -155,19 +160,29 @@ class Glossary(Strict):
         return out
 
 
-@functools.cache
 def load_glossary(path: Path = GLOSSARY) -> Glossary:
-    """Read and validate the glossary file.
+    """Read and validate the glossary file (parsed once per content of the file).
 
     Raises:
         InvalidRecords: the file is unreadable or does not match the model.
     """
     file = str(path.relative_to(paths.ROOT)) if path.is_relative_to(paths.ROOT) else str(path)
     try:
-        doc = read_document(path)
+        raw = read_bytes(path)
+    except YamlProblem as err:
+        raise InvalidRecords([Problem(file, err.line, err.field, err.reason)]) from None
+    except OSError as err:
+        raise InvalidRecords([Problem(file, 1, "(file)", f"cannot read: {err.strerror}")]) from None
+    return _parse_glossary(file, raw)
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_glossary(file: str, raw: bytes) -> Glossary:
+    try:
+        doc = parse_document(raw)
         glossary = Glossary.model_validate(doc.data)
     except YamlProblem as err:
-        raise InvalidRecords([Problem(file, err.line, "(file)", err.reason)]) from None
+        raise InvalidRecords([Problem(file, err.line, err.field, err.reason)]) from None
     except ValidationError as err:
         raise InvalidRecords(
             [
@@ -245,7 +260,7 @@ def find_variants(text: str, glossary: Glossary | None = None) -> list[tuple[str
             if other and any(word in raw for word in other.near):
                 if other.word in _mask(para, [*other.allow, *term.avoid]):
                     found[other.word, term.zh] = None
-    order = {(variant, zh): i for i, (_, variant, zh) in enumerate(glossary.patterns)}
+    order = glossary.order
     return sorted(found, key=lambda key: order.get(key, len(order)))
 
 

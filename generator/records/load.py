@@ -21,7 +21,14 @@ from generator.errors import InvalidRecords, NotFound, Problem
 from generator.records.fields import ID_PATTERN
 from generator.records.glossary import chinese_texts
 from generator.records.schema import Tip
-from generator.records.yamlio import Document, Loc, YamlProblem, read_document
+from generator.records.yamlio import (
+    Document,
+    Loc,
+    YamlProblem,
+    folder_digest,
+    format_loc,
+    read_document,
+)
 
 #: Files in ``tips/`` that are not records.
 NOT_RECORDS = {"schema.json", "README.md"}
@@ -38,10 +45,7 @@ _FIELD_NAMES = _all_field_names()
 
 
 def _format_loc(loc: Iterable[str | int]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(record)"
+    return format_loc(tuple(loc))
 
 
 def discover(targets: Sequence[Path] | None = None) -> tuple[list[Path], list[Problem]]:
@@ -55,6 +59,7 @@ def discover(targets: Sequence[Path] | None = None) -> tuple[list[Path], list[Pr
     problems: list[Problem] = []
     for target in targets or [paths.TIPS]:
         if target.is_dir():
+            found = len(files)
             for path in sorted(target.rglob("*")):
                 rel = path.relative_to(target)
                 if path.is_dir() or any(p.startswith(("_", ".")) for p in rel.parts):
@@ -62,7 +67,13 @@ def discover(targets: Sequence[Path] | None = None) -> tuple[list[Path], list[Pr
                 if path.name in NOT_RECORDS:
                     continue
                 files.append(path)
-        elif target.exists():
+            if len(files) == found:
+                problems.append(
+                    Problem(
+                        relative(target), 0, "(file)", "no record files (<id>.yaml) in this folder"
+                    )
+                )
+        elif target.exists() or target.is_symlink():  # a broken link is read, and reported
             files.append(target)
         else:
             problems.append(Problem(relative(target), 0, "(file)", "no such file or folder"))
@@ -216,9 +227,9 @@ def validate_file(path: Path) -> tuple[Tip | None, Document | None, list[Problem
     try:
         doc = read_document(path)
     except YamlProblem as err:
-        return None, None, [Problem(file, err.line, "(file)", err.reason)]
+        return None, None, [Problem(file, err.line, err.field, err.reason)]
     except OSError as err:
-        return None, None, [Problem(file, 0, "(file)", f"cannot read: {err.strerror}")]
+        return None, None, [Problem(file, 1, "(file)", f"cannot read: {err.strerror}")]
     try:
         tip = Tip.model_validate(doc.data)
     except ValidationError as err:
@@ -304,6 +315,11 @@ def validate(
     still checks its links. ``cross_checks`` run last, over every valid record.
     Returns the valid tips (sorted by id) and every problem found.
     """
+    if not targets and not paths.TIPS.is_dir():
+        what = "not a folder" if paths.TIPS.exists() else "no such folder"
+        return [], [
+            Problem(relative(paths.TIPS), 0, "(file)", f"{what}: the records live in tips/")
+        ]
     files, problems = discover(targets)
     loaded: dict[Path, tuple[Tip, Document]] = {}
     for path in files:
@@ -323,17 +339,32 @@ def validate(
     return tips, sorted(set(problems))
 
 
+#: `load_tips()` of the whole folder, per (folder, cross-checks): the digest of the folder's
+#: content it was loaded from, and the tips.
+_LOADED: dict[tuple[str, tuple[CrossCheck, ...]], tuple[str, tuple[Tip, ...]]] = {}
+
+
 def load_tips(
     targets: Sequence[Path] | None = None, cross_checks: Sequence[CrossCheck] = ()
 ) -> list[Tip]:
     """Load every tip, sorted by id (``cross_checks`` as in `validate`).
 
+    The whole folder's tips (no ``targets``) are validated once per content of ``tips/``: a
+    second call reads the files again and, when no byte changed, returns the same (frozen) tips
+    without validating them again. Callers must not change them.
+
     Raises:
         InvalidRecords: any record has any problem.
     """
+    key = (str(paths.TIPS), tuple(cross_checks))
+    digest = None if targets else folder_digest(paths.TIPS)
+    if digest is not None and key in _LOADED and _LOADED[key][0] == digest:
+        return list(_LOADED[key][1])
     tips, problems = validate(targets, cross_checks)
     if problems:
         raise InvalidRecords(problems)
+    if digest is not None and folder_digest(paths.TIPS) == digest:  # unchanged meanwhile
+        _LOADED[key] = (digest, tuple(tips))
     return tips
 
 

@@ -185,7 +185,7 @@ def _load(path: Path, model: Any) -> tuple[Any, Any]:
     try:
         doc = read_document(path)
     except YamlProblem as err:
-        raise InvalidRecords([Problem(file, err.line, "(file)", err.reason)]) from None
+        raise InvalidRecords([Problem(file, err.line, err.field, err.reason)]) from None
     try:
         return model.model_validate(doc.data), doc
     except ValidationError as err:

@@ -85,19 +85,29 @@ def run_python(
             return result
     payload = json.dumps(request)
     cmd = [sys.executable, *WARNING_FLAGS, "-m", "generator.records.process"]
-    try:
-        proc = subprocess.run(
-            cmd,
-            input=payload,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=child_env(device),
-        )
-    except subprocess.TimeoutExpired as err:
-        out = (err.stdout or b"").decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
-        return RunResult(False, f"{out}\ntimed out after {timeout:.0f} s", timed_out=True)
-    return RunResult(proc.returncode == 0, proc.stdout + proc.stderr)
+    # A process group of its own, as the zygote's children have: on a timeout the processes the
+    # snippet started (DataLoader workers, servers) are killed with it.
+    group = hasattr(os, "killpg")
+    with subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(device),
+        start_new_session=group,
+    ) as proc:
+        try:
+            out, err = proc.communicate(payload, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            if group:
+                with suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+            out, err = proc.communicate()
+            return RunResult(False, f"{out}{err}\ntimed out after {timeout:.0f} s", timed_out=True)
+    return RunResult(proc.returncode == 0, out + err)
 
 
 class _Zygote:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,12 +16,27 @@ Loc = tuple[str | int, ...]
 
 
 class YamlProblem(Exception):
-    """The file cannot be read as one YAML mapping; ``line`` is 1-based."""
+    """The file cannot be read as one YAML mapping; ``line`` is 1-based, ``loc`` the key path of
+    the offending value where one is known (``()``: the file as a whole)."""
 
-    def __init__(self, line: int, reason: str):
+    def __init__(self, line: int, reason: str, loc: Loc = ()):
         super().__init__(reason)
         self.line = line
         self.reason = reason
+        self.loc = loc
+
+    @property
+    def field(self) -> str:
+        """``loc`` as a problem's field (``bench.sizes.cpu[0]``), or ``(file)``."""
+        return format_loc(self.loc) if self.loc else "(file)"
+
+
+def format_loc(loc: Loc) -> str:
+    """A key path as written in problems: ``after.launch.env``, ``related[1]``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(record)"
 
 
 @dataclass
@@ -98,6 +116,10 @@ def _decode(raw: bytes) -> str:
 
 #: A record is a small text file; anything larger is refused before it is parsed.
 MAX_BYTES = 512 * 1024
+#: The most digits an integer in a record may have: far above any real value (a 64-bit
+#: integer has 20 digits) and far below the 4,300 digits past which Python refuses to convert
+#: text to an integer (a ValueError, with a traceback, before this limit).
+MAX_INT_DIGITS = 100
 #: Records nest about six levels deep (bench.sizes.cuda[0].values.x); far more is hostile.
 MAX_DEPTH = 24
 #: The YAML core tags a record may spell out; anything else (``!!python/object``, custom
@@ -213,15 +235,71 @@ def _escaped(line: str, index: int) -> bool:
     return slashes % 2 == 1
 
 
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of the record file ``path``, refusing before reading anything but a regular file
+    (a FIFO would block the reader for ever, a device may never end) and more than `MAX_BYTES`.
+
+    Raises:
+        YamlProblem: not a regular file, or too large.
+        OSError: the file cannot be opened (missing, no permission, a symlink loop).
+    """
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as file:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a plain file")
+            raise YamlProblem(1, f"not a regular file ({kind}): a record is a plain text file")
+        raw = file.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            size = max(os.fstat(fd).st_size, len(raw))
+            raise YamlProblem(1, f"file is {size} bytes; a record may hold at most {MAX_BYTES}")
+    return raw
+
+
+def _refuse_long_integers(node: yaml.Node, loc: Loc) -> None:
+    """Refuse an integer longer than `MAX_INT_DIGITS` before it is converted (see there)."""
+    if isinstance(node, yaml.ScalarNode):
+        is_int = node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_INT_DIGITS
+        digits = sum(c.isdigit() for c in node.value) if is_int else 0
+        if digits > MAX_INT_DIGITS:
+            raise YamlProblem(
+                node.start_mark.line + 1,
+                f"an integer of {digits} digits: a record's integers have at most {MAX_INT_DIGITS}",
+                loc,
+            )
+    elif isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            _refuse_long_integers(key_node, loc)
+            _refuse_long_integers(value_node, (*loc, str(key_node.value)))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _refuse_long_integers(item, (*loc, i))
+
+
 def read_document(path: Path) -> Document:
     """Parse ``path`` as one YAML mapping.
 
     Raises:
-        YamlProblem: the file is empty, too large, not UTF-8, not YAML, uses anchors, aliases,
-            non-core tags or absurd nesting, has duplicate keys, or is not a mapping at the
-            top level.
+        YamlProblem: the file is not a regular file, empty, too large, not UTF-8, not YAML, uses
+            anchors, aliases, non-core tags, absurd nesting or absurdly long integers, has
+            duplicate keys, or is not a mapping at the top level.
+        OSError: the file cannot be opened.
     """
-    raw = path.read_bytes()
+    return parse_document(read_bytes(path))
+
+
+def parse_document(raw: bytes) -> Document:
+    """Parse the bytes of a record file as one YAML mapping (as `read_document`)."""
     if len(raw) > MAX_BYTES:
         raise YamlProblem(1, f"file is {len(raw)} bytes; a record may hold at most {MAX_BYTES}")
     text = _decode(raw)
@@ -233,6 +311,7 @@ def read_document(path: Path) -> Document:
         node = loader.get_single_node()
         if node is None:
             raise YamlProblem(1, "file holds no YAML document")
+        _refuse_long_integers(node, ())
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
@@ -252,3 +331,25 @@ def read_document(path: Path) -> Document:
     doc = Document(data=data)
     _index(node, (), doc)
     return doc
+
+
+def folder_digest(folder: Path) -> str | None:
+    """A digest of every name and regular file's bytes under ``folder`` (the records, and the
+    glossary and entry points their validation reads), or None when something there is not a
+    plain, readable file of at most `MAX_BYTES` (validation then says what)."""
+    digest = hashlib.blake2b(digest_size=20)
+    try:
+        for path in sorted(folder.rglob("*")):
+            name = str(path.relative_to(folder)).encode("utf-8", "surrogateescape")
+            digest.update(b"%d:" % len(name) + name)
+            status = path.stat()
+            if stat.S_ISDIR(status.st_mode):
+                digest.update(b"d")
+            elif stat.S_ISREG(status.st_mode) and status.st_size <= MAX_BYTES:
+                raw = path.read_bytes()
+                digest.update(b"f%d:" % len(raw) + raw)
+            else:
+                return None
+    except OSError:
+        return None
+    return digest.hexdigest()

@@ -46,15 +46,18 @@ from generator.bench.stats import (
 )
 from generator.bench.texts import fmt_seconds
 from generator.errors import UserError
-from generator.records.load import load_tips, validate
+from generator.records.load import validate
 from generator.records.render import plain_text
 from generator.records.schema import Tip
 from generator.records.taxonomy import SEEDS
 from generator.site.pages import LABELS
 from tests.helpers import example_record, run_cli, write_record
 
-TIPS = load_tips()
-BENCH_TIPS = [t for t in TIPS if t.bench is not None]
+
+@pytest.fixture(scope="module")
+def bench_tips(tips: list[Tip]) -> list[Tip]:
+    """The tips with a ``bench`` section."""
+    return [t for t in tips if t.bench is not None]
 
 
 # --- statistics ----------------------------------------------------------------------------
@@ -165,12 +168,10 @@ def test_a_results_file_follows_the_current_verdict_rule(tmp_path: Path) -> None
 
 
 def test_the_chart_draws_disagreeing_replicates_apart_and_leads_with_the_users_tips(
-    tmp_path: Path,
+    tmp_path: Path, tips: list[Tip]
 ) -> None:
     from generator.records import ui
-    from generator.records.load import load_tips
 
-    tips = load_tips()
     cpu = _planted_disagreement(tmp_path)
     dev = summary.device_summary("cpu", tips, cpu, "en", ui.labels()["en"])
     assert dev.chart is not None
@@ -190,13 +191,14 @@ def test_the_chart_draws_disagreeing_replicates_apart_and_leads_with_the_users_t
     assert keys == sorted(keys) and keys[0][0] == min(k[0] for k in keys)
 
 
-def test_micro_benchmarks_are_figures_of_their_own_not_bars_of_the_step_chart() -> None:
+def test_micro_benchmarks_are_figures_of_their_own_not_bars_of_the_step_chart(
+    tips: list[Tip],
+) -> None:
     """A tip whose bench times one operation (`Bench.operation`: one GC pass, one attention
     call) is shown as "one GC pass: 242 ms → 110 ns" beside the chart, never as a bar of it,
     in both languages; the chart keeps every other time result."""
     from generator.records import ui
 
-    tips = load_tips()
     cpu = read_results(paths.ROOT / "benchmarks" / "results" / "cpu.json")
     operations = {t.id for t in tips if t.bench is not None and t.bench.operation is not None}
     assert "gc-freeze-training-loop" in operations
@@ -220,12 +222,11 @@ def test_micro_benchmarks_are_figures_of_their_own_not_bars_of_the_step_chart() 
         )
 
 
-def test_a_gpu_pill_without_a_gpu_measurement_says_it_is_reported() -> None:
+def test_a_gpu_pill_without_a_gpu_measurement_says_it_is_reported(tips: list[Tip]) -> None:
     """A speed or memory tip's "Helps on: CUDA GPU" says "reported, not measured here" until
     a CUDA results file measures the tip; a tip of another impact only says where it helps."""
     from generator.site.pages import tip_page, unmeasured_helps
 
-    tips = load_tips()
     tip = next(t for t in tips if t.id == "channels-last")
     assert "cuda" in tip.hardware.helps_on and "speed" in tip.impact
     cpu = read_results(paths.ROOT / "benchmarks" / "results" / "cpu.json")
@@ -375,10 +376,10 @@ def test_partial_runs_merge_only_on_the_same_machine() -> None:
     assert merge(None, other, replace=False) == other
 
 
-def test_committed_results_are_valid_and_fresh() -> None:
+def test_committed_results_are_valid_and_fresh(tips: list[Tip]) -> None:
     from generator.bench.namespace import regime_of, size_entries
 
-    by_id = {t.id: t for t in TIPS}
+    by_id = {t.id: t for t in tips}
     for device, file in load_all().items():
         assert file.device == device
         for tip_id in file.results:
@@ -397,13 +398,13 @@ def test_committed_results_are_valid_and_fresh() -> None:
             assert [r for r, _ in regimes] == expected, f"{device}.json: {tip_id}"
 
 
-def test_every_cpu_measurable_tip_has_a_cpu_result() -> None:
+def test_every_cpu_measurable_tip_has_a_cpu_result(bench_tips: list[Tip]) -> None:
     files = load_all()
     if "cpu" not in files:
         pytest.skip("benchmarks/results/cpu.json not written yet")
     missing = [
         t.id
-        for t in BENCH_TIPS
+        for t in bench_tips
         if "cpu" in t.bench.measured_devices()  # type: ignore[union-attr]
         and t.id not in files["cpu"].results
     ]
@@ -478,8 +479,8 @@ def test_a_speed_tip_without_bench_is_invalid(tmp_path: Path) -> None:
     assert validate([write_record(tmp_path, "no-bench.yaml", data)])[1] == []
 
 
-def test_every_speed_or_memory_tip_has_a_bench_section() -> None:
-    missing = [t.id for t in TIPS if {"speed", "memory"} & set(t.impact) and t.bench is None]
+def test_every_speed_or_memory_tip_has_a_bench_section(tips: list[Tip]) -> None:
+    missing = [t.id for t in tips if {"speed", "memory"} & set(t.impact) and t.bench is None]
     assert missing == [], "add a bench section (or not_measurable) to: " + ", ".join(missing)
 
 
@@ -638,17 +639,17 @@ def test_chart_axis_reaches_the_largest_ratio_and_cuts_only_outliers() -> None:
     assert _with_class(root, "bench-cut") and "none left" in "".join(root.itertext())
 
 
-def test_pages_show_a_measured_section_and_the_summary(tmp_path: Path) -> None:
+def test_pages_show_a_measured_section_and_the_summary(tips: list[Tip], tmp_path: Path) -> None:
     from generator.site.pages import page_files
 
-    files = page_files(TIPS)
+    files = page_files(tips)
     for suffix in (".md", ".zh.md"):
         summary = files[paths.DOCS / f"benchmarks{suffix}"]
         assert "{ #method }" in summary and "{ #composer }" in summary
         assert "{{" not in summary and "{%" not in summary
         if "cpu" in load_all():
             assert summary.count('<figure class="bench-chart') >= 1
-        for tip in TIPS:
+        for tip in tips:
             page = files[paths.DOCS / "tips" / f"{tip.id}{suffix}"]
             claims = bool({"speed", "memory"} & set(tip.impact))
             assert ("{ #measured }" in page) == (claims or tip.bench is not None), tip.id
@@ -989,34 +990,34 @@ def _write_cuda_json(folder: Path, tip: Tip) -> None:
 
 
 def test_pages_show_cuda_results_and_a_chart_per_device(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bench_tips: list[Tip], tips: list[Tip], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from generator.bench import results as results_module
     from generator.site.pages import benchmarks_page, tip_page
 
     tip = next(
         t
-        for t in BENCH_TIPS
+        for t in bench_tips
         if t.bench.kind == "time" and "cuda" in t.bench.measured_devices()  # type: ignore[union-attr]
     )
     cpu_tip = next(
         t
-        for t in BENCH_TIPS
+        for t in bench_tips
         if t.bench.kind == "time" and t.bench.measured_devices() == ["cpu", "cuda"]  # type: ignore[union-attr]
     )
     cpu = _results({cpu_tip.id or "": _tip_result(cpu_tip, _time(2e-3, 1e-3, 1.8, 2.1))})
     (tmp_path / "cpu.json").write_text(dumps(cpu), encoding="utf-8")
     _write_cuda_json(tmp_path, tip)
     monkeypatch.setattr(results_module, "RESULTS_DIR", tmp_path)  # the pages read files here
-    page = tip_page(tip, "en", TIPS)
+    page = tip_page(tip, "en", tips)
     assert "| CUDA, compute-bound | `batch=256` | **2.00× faster** (1.90–2.10) |" in page
     assert "| CUDA, launch-bound | `batch=8` |" in page
     assert "NVIDIA H100 80GB HBM3 (compute capability 9.0" in page
     assert "compute-bound*, large enough" in page  # the regimes are explained
     assert "not yet measured on CUDA" not in page
-    zh = tip_page(tip, "zh", TIPS)
+    zh = tip_page(tip, "zh", tips)
     assert "| CUDA，计算受限 | `batch=256` | **提速 2.00×**" in zh
-    summary = benchmarks_page(TIPS, "en")
+    summary = benchmarks_page(tips, "en")
     assert "{{" not in summary and "{%" not in summary
     cpu_part, cuda_part = summary.split("{ #cpu }")[1].split("{ #cuda }")
     cuda_part = cuda_part.split("{ #composer }")[0]
@@ -1029,20 +1030,20 @@ def test_pages_show_cuda_results_and_a_chart_per_device(
     assert f"{title} (compute-bound)" in labels and f"{title} (launch-bound)" in labels
     assert "NVIDIA H100 80GB HBM3" in cuda_part and "`batch=256`" in cuda_part
     assert "(compute-bound) |" in cuda_part  # the table row names the regime
-    assert "计算受限" in benchmarks_page(TIPS, "zh")
+    assert "计算受限" in benchmarks_page(tips, "zh")
 
 
 def test_pages_say_not_yet_measured_on_cuda_without_cuda_json(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bench_tips: list[Tip], tips: list[Tip], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from generator.bench import results as results_module
     from generator.site.pages import benchmarks_page, tip_page
 
     monkeypatch.setattr(results_module, "RESULTS_DIR", tmp_path)  # no results file at all
-    tip = next(t for t in BENCH_TIPS if "cuda" in t.bench.measured_devices())  # type: ignore[union-attr]
-    assert "| CUDA |  | not yet measured on CUDA |" in tip_page(tip, "en", TIPS)
-    assert "尚未在 CUDA 上测量" in tip_page(tip, "zh", TIPS)
-    summary = benchmarks_page(TIPS, "en")
+    tip = next(t for t in bench_tips if "cuda" in t.bench.measured_devices())  # type: ignore[union-attr]
+    assert "| CUDA |  | not yet measured on CUDA |" in tip_page(tip, "en", tips)
+    assert "尚未在 CUDA 上测量" in tip_page(tip, "zh", tips)
+    summary = benchmarks_page(tips, "en")
     assert "bench-chart" not in summary
     assert "Not yet measured on CUDA: no results file" in summary
 
@@ -1051,15 +1052,15 @@ def test_pages_say_not_yet_measured_on_cuda_without_cuda_json(
 SIZES = {"cpu": [{"values": {"n": 4}}], "cuda": [{"values": {"n": 4096}}]}
 
 
-def test_chart_labels_are_the_tips_titles_in_the_page_language() -> None:
+def test_chart_labels_are_the_tips_titles_in_the_page_language(tips: list[Tip]) -> None:
     from generator.site.pages import benchmarks_page
 
     if "cpu" not in load_all():
         pytest.skip("benchmarks/results/cpu.json not written yet")
-    ids = {t.id for t in TIPS}
+    ids = {t.id for t in tips}
     for lang in ("en", "zh"):
-        page = benchmarks_page(TIPS, lang)
-        titles = {plain_text(t.title.get(lang)) for t in TIPS}
+        page = benchmarks_page(tips, lang)
+        titles = {plain_text(t.title.get(lang)) for t in tips}
         charts = re.findall(r'<figure class="bench-chart.*?</figure>', page)
         assert charts, lang
         labels = [
@@ -1098,7 +1099,7 @@ def test_a_memory_tip_slower_by_design_says_why() -> None:
     assert "by design" not in benchmarks_page([time_tip], "en", files)
 
 
-def test_verified_line_says_what_ran_where_from_the_results() -> None:
+def test_verified_line_says_what_ran_where_from_the_results(tips: list[Tip]) -> None:
     from generator.site.pages import tip_page
 
     tip = _bench_tip(sizes=SIZES)
@@ -1128,10 +1129,10 @@ def test_verified_line_says_what_ran_where_from_the_results() -> None:
     line = benchview.verified(tip, both, "en", LABELS["en"])
     assert line is not None and "CUDA GPU ✓ (torch 2.11.0+cu130, 2026-01-02)" in line
     # On the page: right under the badges, before the code.
-    page = tip_page(tip, "en", TIPS, cpu)
+    page = tip_page(tip, "en", tips, cpu)
     verified = page.index("[Verified](#tested-on): CPU ✓ (torch 2.13.0, 2026-01-02)")
     assert page.index('<div class="tip-badges"') < verified < page.index("## Code { #code }")
-    advice = next((t for t in TIPS if not t.variants()), None)
+    advice = next((t for t in tips if not t.variants()), None)
     if advice is not None:
         assert benchview.verified(advice, cpu, "en", LABELS["en"]) is None
 
@@ -1145,31 +1146,31 @@ def _badge(page: str, kind: str) -> str:
     return match.group(1)
 
 
-def test_badges_separate_where_a_tip_runs_from_where_it_helps() -> None:
+def test_badges_separate_where_a_tip_runs_from_where_it_helps(tips: list[Tip]) -> None:
     from generator.records.taxonomy import DEVICES
     from generator.site.pages import tip_page
 
     differ = 0
-    for tip in TIPS:
-        page = tip_page(tip, "en", TIPS, {})
+    for tip in tips:
+        page = tip_page(tip, "en", tips, {})
         runs, helps = _badge(page, "runs-on"), _badge(page, "helps-on")
         where = "Runs on: " if tip.variants() else "Applies to: "  # advice only: nothing ran
         assert runs == where + " · ".join(DEVICES[d].en for d in tip.hardware.devices)
         assert helps == "Helps on: " + " · ".join(DEVICES[d].en for d in tip.hardware.helps_on)
         differ += tip.hardware.devices != tip.hardware.helps_on
-        zh = tip_page(tip, "zh", TIPS, {})
+        zh = tip_page(tip, "zh", tips, {})
         assert _badge(zh, "helps-on").startswith("受益硬件：")
     assert differ, "no tip runs somewhere it does not help: the badges would not show it"
-    gpu_only = [t for t in TIPS if "cpu" in t.hardware.devices and "cpu" not in t.hardware.helps_on]
+    gpu_only = [t for t in tips if "cpu" in t.hardware.devices and "cpu" not in t.hardware.helps_on]
     for tip in gpu_only:  # e.g. TF32: tested on CPU, pays off on a GPU only
-        page = tip_page(tip, "en", TIPS, {})
+        page = tip_page(tip, "en", tips, {})
         assert "CPU" in _badge(page, "runs-on") and "CPU" not in _badge(page, "helps-on")
 
 
-def test_catalog_filters_on_where_a_tip_helps() -> None:
+def test_catalog_filters_on_where_a_tip_helps(tips: list[Tip]) -> None:
     from generator.site.pages import catalog_page
 
-    catalog = catalog_page(TIPS, "en")
+    catalog = catalog_page(tips, "en")
     assert '<select id="filter-helps-on" data-filter="helps"' in catalog
     assert '<option value="multi-gpu">several GPUs</option>' in catalog
     helps = {
@@ -1178,6 +1179,6 @@ def test_catalog_filters_on_where_a_tip_helps() -> None:
             r'data-helps="([^"]*)"[^>]*>\n<td><a href="../tips/([a-z0-9-]+)/">', catalog
         )
     }
-    assert helps == {t.id: list(t.hardware.helps_on) for t in TIPS}
-    ddp = [t.id for t in TIPS if "ddp" in t.tags]
+    assert helps == {t.id: list(t.hardware.helps_on) for t in tips}
+    ddp = [t.id for t in tips if "ddp" in t.tags]
     assert ddp and any("multi-gpu" in helps[i] for i in ddp)  # "several GPUs" matches DDP tips

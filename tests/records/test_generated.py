@@ -12,14 +12,12 @@ import pytest
 
 from generator import paths
 from generator.records.generated import stale_files, write_files
-from generator.records.load import load_tips
+from generator.records.schema import Tip
 from tests.helpers import run_cli
 
-TIPS = load_tips()
 
-
-def test_committed_generated_files_are_fresh() -> None:
-    stale = stale_files(TIPS)
+def test_committed_generated_files_are_fresh(tips: list[Tip]) -> None:
+    stale = stale_files(tips)
     assert stale == [], "run `python -m generator snippets`: " + ", ".join(
         f"{p} ({why})" for p, why in stale
     )
@@ -30,26 +28,28 @@ def test_check_command_passes_on_the_repository() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_check_names_each_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_names_each_stale_file(
+    tips: list[Tip], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(paths, "SNIPPETS", tmp_path / "snippets")
     monkeypatch.setattr(paths, "SCHEMA_JSON", tmp_path / "schema.json")
     managed = [paths.SNIPPETS]
-    write_files(TIPS, managed=managed)
-    assert stale_files(TIPS, managed=managed) == []
+    write_files(tips, managed=managed)
+    assert stale_files(tips, managed=managed) == []
     edited = paths.SNIPPETS / "zero-grad-set-to-none" / "after.py"
     edited.write_text(edited.read_text(encoding="utf-8") + "# hand edit\n", encoding="utf-8")
     orphan = paths.SNIPPETS / "deleted-tip" / "after.py"
     orphan.parent.mkdir()
     orphan.write_text("print('old')\n", encoding="utf-8")
     (tmp_path / "schema.json").unlink()
-    found = dict(stale_files(TIPS, managed=managed))
+    found = dict(stale_files(tips, managed=managed))
     assert found == {
         edited: "out of date",
         orphan: "no record behind it",
         tmp_path / "schema.json": "missing",
     }
-    write_files(TIPS, managed=managed)
-    assert stale_files(TIPS, managed=managed) == []
+    write_files(tips, managed=managed)
+    assert stale_files(tips, managed=managed) == []
     assert not orphan.exists()
 
 
@@ -97,8 +97,8 @@ def _torch_load_calls(code: str) -> list[ast.Call]:
     return calls
 
 
-def test_no_snippet_uses_stale_apis_or_an_unsafe_torch_load() -> None:
-    for tip in TIPS:
+def test_no_snippet_uses_stale_apis_or_an_unsafe_torch_load(tips: list[Tip]) -> None:
+    for tip in tips:
         for name, variant in tip.variants().items():
             if name == "after":
                 for needle in STALE_APIS:

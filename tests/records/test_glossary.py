@@ -260,6 +260,17 @@ def test_validate_reports_a_variant_with_file_line_and_field(tmp_path: Path) -> 
     assert "小批次" in line
 
 
+def test_a_variant_on_a_later_line_of_a_text_is_reported_at_that_line(tmp_path: Path) -> None:
+    data = example_record()
+    data["rationale"]["zh"] = "第一行没有问题。\n第二行也没有。\n第三行说小批次。\n"
+    path = write_record(tmp_path, "late-variant.yaml", data)
+    _, problems = validate([path])
+    (problem,) = problems
+    assert problem.field == "rationale.zh"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[problem.line - 1].strip() == "第三行说小批次。"
+
+
 def test_every_chinese_text_uses_the_glossary_terms() -> None:
     """Records (via validate), vocabulary labels and the hand-written Chinese pages."""
     load_tips()  # raises on any record using a variant

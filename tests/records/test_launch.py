@@ -8,12 +8,17 @@ a job that does not end as expected all fail the run, and say which rank.
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from generator.records.harness import run_variant
 from generator.records.schema import Launch
 
-pytest.importorskip("torch")
+#: The jobs need torch (and torchrun), in the child processes only: not imported here.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch is not installed"
+)
 
 #: A 2-rank job: rank 1 may misbehave, as the test asks.
 SCRIPT = """

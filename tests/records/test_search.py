@@ -3,6 +3,7 @@ right page (tips, problem pages, tools, lint rules), ranked, without a Chinese d
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 import yaml
 
 from generator.cli import search_documents
-from generator.records.load import load_tips
+from generator.records.schema import Tip
 from generator.records.search import (
     Document,
     Index,
@@ -23,9 +24,18 @@ from generator.records.search import (
 )
 from generator.records.terms import other_spelling, respelled, variants
 
-TIPS = load_tips()
-DOCS = {lang: search_documents(lang) for lang in ("en", "zh")}
-INDEX = {lang: Index(docs, lang) for lang, docs in DOCS.items()}
+
+@functools.cache
+def index(lang: str) -> Index:
+    """The CLI's index of ``lang``, built once per test process (on first use, not at import)."""
+    return Index(_documents(lang), lang)
+
+
+@functools.cache
+def _documents(lang: str) -> list[Document]:
+    return search_documents(lang)
+
+
 QUERY_SET = Path(__file__).parents[1] / "site" / "search_queries.yaml"
 
 #: The share of the query set whose page must be in the top 3, per language (issue 17), as
@@ -34,7 +44,7 @@ FLOOR = 0.95
 
 
 def _pages(query: str, limit: int = 10) -> list[str]:
-    return [h.page for h in INDEX[detect_lang(query)].search(query, limit=limit)]
+    return [h.page for h in index(detect_lang(query)).search(query, limit=limit)]
 
 
 def expected_page(item: dict[str, str]) -> str:
@@ -49,7 +59,7 @@ def test_the_query_set_finds_its_page_in_the_top_3(lang: str) -> None:
     items = yaml.safe_load(QUERY_SET.read_text(encoding="utf-8"))[lang]
     misses = []
     for item in items:
-        found = [h.page.lower() for h in INDEX[lang].search(item["q"], limit=3)]
+        found = [h.page.lower() for h in index(lang).search(item["q"], limit=3)]
         if expected_page(item).lower() not in found:
             misses.append(f"{item['q']!r}: {expected_page(item)} not in {found}")
     print(f"\nCLI search {lang}: {len(items) - len(misses)}/{len(items)} in the top 3")
@@ -77,7 +87,7 @@ def test_queries_find_their_page_first(query: str, page: str) -> None:
 
 
 def test_a_best_match_comes_first_and_tools_name_their_command() -> None:
-    hits = INDEX["en"].search("generate train.py")
+    hits = index("en").search("generate train.py")
     assert hits[0].best and hits[0].page == "composer/" and hits[0].command == "compose"
     assert not any(h.best for h in hits[1:])
     assert len({h.page for h in hits}) == len(hits)  # a best match is listed once
@@ -90,7 +100,7 @@ def test_a_best_match_comes_first_and_tools_name_their_command() -> None:
 def test_the_doctor_is_found_as_the_tool_it_is(query: str) -> None:
     """In the top 3, as a tool with its command, in both engines' terms (the site's
     kind of doctor.md is tests/site/test_sitesearch.py's)."""
-    hits = INDEX[detect_lang(query)].search(query, limit=3)
+    hits = index(detect_lang(query)).search(query, limit=3)
     doctor = [h for h in hits if h.page == "doctor/"]
     assert doctor, [h.page for h in hits]
     assert doctor[0].kind == "tool" and doctor[0].command == "doctor"
@@ -101,12 +111,12 @@ def test_the_doctor_is_found_as_the_tool_it_is(query: str) -> None:
     [("zh", "多卡训练", "several-gpus"), ("en", "multi GPU", "several-gpus")],
 )
 def test_a_query_naming_a_problem_has_the_problem_then_its_first_tip_as_best_matches(
-    lang: str, query: str, problem: str
+    tips: list[Tip], lang: str, query: str, problem: str
 ) -> None:
     from generator.records.problems import load_entry_points
 
-    first_tip = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems[problem].tips[0]
-    hits = INDEX[lang].search(query)
+    first_tip = load_entry_points(frozenset(str(t.id) for t in tips)).problems[problem].tips[0]
+    hits = index(lang).search(query)
     assert [h.page for h in hits if h.best] == [f"problems/{problem}/", f"tips/{first_tip}/"]
 
 
@@ -141,9 +151,9 @@ def test_no_match_and_punctuation_only_queries_return_nothing() -> None:
     assert _pages("?!.") == []
 
 
-def test_limit_is_respected_and_tips_alone_can_be_searched() -> None:
+def test_limit_is_respected_and_tips_alone_can_be_searched(tips: list[Tip]) -> None:
     assert len(_pages("torch", limit=1)) == 1
-    hits = search(TIPS, "gradient accumulation", limit=3)
+    hits = search(tips, "gradient accumulation", limit=3)
     assert hits[0].id == "gradient-accumulation" and all(h.kind == "tip" for h in hits)
 
 
@@ -176,15 +186,15 @@ def test_a_rule_is_found_by_its_code_not_above_its_tip_for_its_words() -> None:
     ],
 )
 def test_a_rule_code_is_its_rule_alone_as_the_best_match(lang: str, query: str, code: str) -> None:
-    hits = INDEX[lang].search(query)
+    hits = index(lang).search(query)
     assert [h.page for h in hits if h.best] == [f"lint/rules/{code}/"]
     assert hits[0].page == f"lint/rules/{code}/"
 
 
 def test_a_rule_is_titled_in_the_language_searched() -> None:
-    zh = INDEX["zh"].search("PTT038")[0].title
+    zh = index("zh").search("PTT038")[0].title
     assert zh.startswith("PTT038：") and any("\u4e00" <= c <= "\u9fff" for c in zh)
-    assert INDEX["en"].search("PTT038")[0].title.startswith("PTT038: ")
+    assert index("en").search("PTT038")[0].title.startswith("PTT038: ")
 
 
 def test_digits_match_only_themselves_in_the_best_match_row() -> None:
@@ -224,7 +234,7 @@ def test_the_glossary_gives_the_query_its_synonyms(lang: str, query: str, rewrit
     ],
 )
 def test_a_synonym_finds_the_term_s_tip(lang: str, query: str, page: str) -> None:
-    assert page in [h.page for h in INDEX[lang].search(query, limit=3)]
+    assert page in [h.page for h in index(lang).search(query, limit=3)]
 
 
 @pytest.mark.parametrize(
@@ -240,7 +250,7 @@ def test_a_synonym_finds_the_term_s_tip(lang: str, query: str, page: str) -> Non
 def test_a_query_holding_a_problem_s_title_or_phrase_has_it_as_best_match(
     lang: str, query: str, problem: str
 ) -> None:
-    hits = INDEX[lang].search(query)
+    hits = index(lang).search(query)
     assert hits[0].page == f"problems/{problem}/" and hits[0].best
 
 
@@ -271,7 +281,7 @@ def test_the_best_match_phrases_are_built_once_per_index(monkeypatch: pytest.Mon
     monkeypatch.setattr(
         records_search, "_keys", lambda phrase: calls.append(phrase) or real(phrase)
     )
-    INDEX["zh"].search("显存不够用 " * 1000)
+    index("zh").search("显存不够用 " * 1000)
     assert calls == []
 
 
@@ -280,7 +290,7 @@ def test_a_query_nobody_answers_is_quoted_short(
 ) -> None:
     import generator.cli
 
-    monkeypatch.setattr(generator.cli, "search_documents", DOCS.get)  # loaded once, above
+    monkeypatch.setattr(generator.cli, "search_documents", _documents)  # loaded once per process
     assert generator.cli.main(["search", *(["qwxyzzy" * 1000] * 3)]) == 1
     err = capsys.readouterr().err
     assert "nothing matches" in err and len(err) < 200

@@ -8,27 +8,36 @@ yields no snippet case fails instead of passing vacuously.
 
 from __future__ import annotations
 
+import ast
 import functools
 
 import pytest
 
 from generator.records.harness import run_variant
 from generator.records.load import load_tips
-
-TIPS = load_tips()
+from generator.records.schema import Tip
 
 
 @functools.cache
 def cuda_device_count() -> int:
+    """The CUDA GPUs this process sees. A CPU-only build of torch (a ``+cpu`` version, as
+    PyTorch's own CPU wheels are named) sees none: then torch is not imported at collection."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        if version("torch").endswith("+cpu"):
+            return 0
+    except PackageNotFoundError:
+        return 0
     import torch
 
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def _cases() -> list:
+def _cases(tips: list[Tip]) -> list:
     gpus = cuda_device_count()
     cases, cuda_cases_not_run = [], 0
-    for tip in TIPS:
+    for tip in tips:
         devices = tip.hardware.devices
         for name in tip.variants():
             if "cpu" in devices:
@@ -64,7 +73,13 @@ def _skip_reason(tip, device: str) -> str | None:
     return f"{tip.id} needs {gpus}, and there is none here. {why}".strip()
 
 
-@pytest.mark.parametrize(("tip", "variant", "device"), _cases())
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The cases come from the records at collection: `load_tips` validates them once per test
+    process, and the `tips` fixture gets the same ones."""
+    if metafunc.function is test_snippet_runs_and_checks_hold:
+        metafunc.parametrize(("tip", "variant", "device"), _cases(load_tips()))
+
+
 def test_snippet_runs_and_checks_hold(tip, variant: str, device: str) -> None:
     assert tip is not None, "no snippet test was collected: tips/ has no runnable record"
     reason = _skip_reason(tip, device)
@@ -82,8 +97,35 @@ def test_snippet_runs_and_checks_hold(tip, variant: str, device: str) -> None:
     assert result.ok, f"{head}:\n{result.output[-4000:]}"
 
 
-def test_every_tip_has_a_checked_after_snippet_or_says_why() -> None:
-    for tip in TIPS:
-        if tip.no_code is None:
-            assert tip.after is not None
-            assert tip.after.has_checks() or tip.after.no_checks, tip.id
+def asserts_something(checks: str) -> bool:
+    """Whether ``checks`` can fail: it holds an ``assert``, a ``raise`` or a call of an
+    ``assert*`` function (``torch.testing.assert_close``)."""
+    for node in ast.walk(ast.parse(checks)):
+        if isinstance(node, ast.Assert | ast.Raise):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name.startswith("assert"):
+                return True
+    return False
+
+
+def test_every_check_asserts_something(tips: list[Tip]) -> None:
+    """The schema makes every `after` give checks or the reason it has none (tested in
+    test_validate.py); here, every check given can fail: checks that only print or compute
+    would pass whatever the snippet did."""
+    assert not asserts_something("print(loss)\nresult = model(x).sum()\n")
+    assert asserts_something("torch.testing.assert_close(a, b)\n")
+    assert asserts_something("if loss.grad_fn is not None:\n    raise AssertionError\n")
+    idle = [
+        f"{tip.id} {name}{where}"
+        for tip in tips
+        for name, variant in tip.variants().items()
+        for where, checks in (
+            ("", variant.checks),
+            (" launch", variant.launch and variant.launch.checks),
+        )
+        if checks and not asserts_something(checks)
+    ]
+    assert idle == [], "checks that cannot fail: " + ", ".join(idle)

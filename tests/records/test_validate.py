@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from generator.cli import main
 from generator.records.load import validate
 from tests.helpers import example_record, run_cli, write_record
 
@@ -20,11 +24,19 @@ def _problems(stderr: str) -> list[re.Match[str]]:
     return matches  # type: ignore[return-value]
 
 
-def _validate_bad(path: Path) -> list[re.Match[str]]:
-    proc = run_cli("validate", str(path))
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr
-    found = _problems(proc.stderr)
+def _validate_bad(path: Path, *, isolated: bool = False) -> list[re.Match[str]]:
+    """``validate PATH`` (in this process, or ``isolated`` in a subprocess, for files that
+    must not be able to harm the test run): exit 1, one problem line or more, no traceback."""
+    if isolated:
+        proc = run_cli("validate", str(path))
+        code, stderr = proc.returncode, proc.stderr
+    else:
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            code = main(["validate", str(path)])  # an exception would fail the test
+        stderr = err.getvalue()
+    assert code == 1, stderr
+    assert "Traceback" not in stderr
+    found = _problems(stderr)
     assert found, "a bad file must produce at least one problem line"
     assert all(m["file"].endswith(path.name) for m in found)
     return found
@@ -56,7 +68,10 @@ def test_a_file_that_is_not_yaml_is_rejected(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_text("category: memory\n", encoding="utf-8")
     (problem,) = _validate_bad(path)
-    assert "not a .yaml file" in problem["reason"]
+    assert (problem["line"], problem["reason"]) == (
+        "1",
+        "not a .yaml file: records are tips/<id>.yaml",
+    )
 
 
 def test_a_misnamed_record_in_a_folder_is_not_silently_skipped(tmp_path: Path) -> None:
@@ -124,8 +139,35 @@ def test_id_must_match_file_name_and_related_must_exist(tmp_path: Path) -> None:
     path = write_record(tmp_path, "mismatch.yaml", data)
     found = {m["field"]: m["reason"] for m in _validate_bad(path)}
     assert "must equal the file name" in found["id"]
-    assert "no tip with id 'no-such-tip'" in found["related[0]"]
+    assert found["related[0]"] == "no tip with id 'no-such-tip'"
     assert "related[1]" not in found
+    data["id"], data["related"] = "mismatch", ["zero-grad-set-to-nne"]
+    path = write_record(tmp_path, "mismatch.yaml", data)
+    _, problems = validate([path])
+    assert [p.reason for p in problems] == [
+        "no tip with id 'zero-grad-set-to-nne'; did you mean 'zero-grad-set-to-none'?"
+    ]
+
+
+def test_a_tip_cannot_relate_to_itself(tmp_path: Path) -> None:
+    data = example_record()
+    data["id"] = "self-related"
+    data["related"] = ["zero-grad-set-to-none", "self-related"]
+    path = write_record(tmp_path, "self-related.yaml", data)
+    _, problems = validate([path])
+    assert [(p.field, p.reason) for p in problems] == [
+        ("related[1]", "a tip cannot relate to itself")
+    ]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[problems[0].line - 1].strip() == "- self-related"
+
+
+def test_a_file_name_that_is_no_id_is_refused(tmp_path: Path) -> None:
+    path = write_record(tmp_path, "Zero_Grad.yaml", example_record())
+    _, problems = validate([path])
+    assert [(p.line, p.field, p.reason) for p in problems] == [
+        (1, "(file)", "file name must be lowercase-hyphenated: <id>.yaml")
+    ]
 
 
 def test_duplicate_ids_across_folders(tmp_path: Path) -> None:
@@ -133,7 +175,9 @@ def test_duplicate_ids_across_folders(tmp_path: Path) -> None:
         (tmp_path / sub).mkdir()
         write_record(tmp_path / sub, "same-id.yaml", example_record())
     _, problems = validate([tmp_path])
-    assert any("duplicate id" in p.reason for p in problems)
+    assert [(Path(p.file).parent.name, p.line, p.field, p.reason) for p in problems] == [
+        ("b", 1, "id", f"duplicate id, also {tmp_path / 'a' / 'same-id.yaml'}")
+    ]
 
 
 def test_code_shape_rules(tmp_path: Path) -> None:
@@ -142,6 +186,92 @@ def test_code_shape_rules(tmp_path: Path) -> None:
     path = write_record(tmp_path, "no-after.yaml", data)
     found = _validate_bad(path)
     assert any("`after` code, or `no_code`" in m["reason"] for m in found)
+
+
+@pytest.mark.parametrize("how", ["no-checks", "launch-without-checks"])
+def test_an_after_needs_checks_or_the_reason_it_has_none(tmp_path: Path, how: str) -> None:
+    data = example_record()
+    del data["after"]["checks"]
+    if how == "launch-without-checks":  # a launch whose ranks assert nothing is no check
+        data["after"]["launch"] = {"nproc": 2}
+    path = write_record(tmp_path, "unchecked.yaml", data)
+    tips, problems = validate([path])
+    assert tips == []
+    assert [(p.field, p.reason) for p in problems] == [
+        ("(record)", "after needs `checks` (asserting the claim) or `no_checks` (why not)")
+    ]
+    data["after"]["no_checks"] = {"en": "Only a GPU shows it.", "zh": "只有 GPU 上才看得出。"}
+    path = write_record(tmp_path, "unchecked.yaml", data)
+    tips, problems = validate([path])
+    assert problems == [] and [t.id for t in tips] == ["unchecked"]
+    data["after"]["checks"] = "assert True\n"  # checks and a reason for none contradict
+    path = write_record(tmp_path, "unchecked.yaml", data)
+    assert "not both" in " ".join(p.reason for p in validate([path])[1])
+
+
+def _edit(path: str, value: object) -> Callable[[dict], None]:
+    """An edit of a record: set the field at the dotted ``path`` to ``value``."""
+
+    def apply(data: dict) -> None:
+        *parents, last = path.split(".")
+        for key in parents:
+            data = data[key]
+        data[last] = value
+
+    return apply
+
+
+#: One record refused by each of the schema's own rules: (edit, field, reason).
+SCHEMA_RULES = {
+    "duplicate-device": (
+        _edit("hardware.devices", ["cpu", "cpu"]),
+        "hardware.devices",
+        "has duplicate entries",
+    ),
+    "duplicate-tag": (_edit("tags", ["gradients", "gradients"]), "tags", "has duplicate entries"),
+    "gpu-only-without-notes": (
+        _edit("hardware", {"devices": ["cuda"], "helps_on": ["cuda"]}),
+        "hardware",
+        "notes are required when devices lacks cpu (they are the skip reason)",
+    ),
+    "probe-without-checks": (
+        _edit(
+            "after",
+            {"code": "x = 1\n", "probe": "y = 2\n", "no_checks": {"en": "No.", "zh": "无。"}},
+        ),
+        "after",
+        "a probe needs checks that read it",
+    ),
+    "no-code-and-after": (
+        _edit("no_code", {"en": "Advice only.", "zh": "只是建议。"}),
+        "(record)",
+        "no_code excludes before and after",
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", SCHEMA_RULES)
+def test_each_rule_of_the_schema_refuses_its_case(tmp_path: Path, rule: str) -> None:
+    edit, field, reason = SCHEMA_RULES[rule]
+    data = example_record()
+    edit(data)
+    _, problems = validate([write_record(tmp_path, "refused.yaml", data)])
+    assert [(p.field, p.reason) for p in problems] == [(field, reason)]
+
+
+def test_no_code_alone_and_launch_env_load_as_written(tmp_path: Path) -> None:
+    data = example_record()
+    data["no_code"] = {"en": "Advice only.", "zh": "只是建议。"}
+    del data["before"], data["after"]
+    data["impact"] = ["correctness"]  # a speed tip would need a bench
+    del data["bench"]
+    (tip,), problems = validate([write_record(tmp_path, "advice.yaml", data)])
+    assert problems == [] and tip.variants() == {}
+    data = example_record()
+    data["after"]["launch"] = {"nproc": 2, "env": {"GLOO_SOCKET_IFNAME": "lo"}}
+    (tip,), problems = validate([write_record(tmp_path, "with-env.yaml", data)])
+    assert problems == [] and tip.after is not None and tip.after.launch is not None
+    assert tip.after.launch.env == {"GLOO_SOCKET_IFNAME": "lo"}
 
 
 def test_launch_fields_are_checked_at_their_line(tmp_path: Path) -> None:
@@ -222,7 +352,11 @@ HOSTILE_FILES: dict[str, tuple[bytes, int, str]] = {
         "tag tag:yaml.org,2002:python/object/apply:os.system is not allowed",
     ),
     "custom-tag": (b"category: !memory memory\n", 1, "tag !memory is not allowed"),
-    "too-large": (b"x: " + b"a" * (600 * 1024) + b"\n", 1, "a record may hold at most"),
+    "too-large": (  # the size is the file's, not how much of it was read
+        b"x: " + b"a" * (600 * 1024) + b"\n",
+        1,
+        "file is 614404 bytes; a record may hold at most 524288",
+    ),
 }
 
 
@@ -235,7 +369,7 @@ def test_hostile_records_are_refused_fast_without_running_anything(
     marker = tmp_path / "pwned"
     path = tmp_path / f"{name}.yaml"
     path.write_bytes(content.replace(b"{marker}", str(marker).encode()))
-    (problem,) = _validate_bad(path)
+    (problem,) = _validate_bad(path, isolated=True)
     assert int(problem["line"]) == line, problem.group(0)
     assert reason in problem["reason"], problem.group(0)
     assert not marker.exists(), "a YAML tag ran code"

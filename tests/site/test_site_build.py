@@ -12,15 +12,13 @@ import pytest
 
 from generator import paths
 from generator.records import cjk
-from generator.records.load import load_tips
 from generator.records.render import plain_text
+from generator.records.schema import Tip
 from generator.records.snippets import snippet_path
 
-TIPS = load_tips()
 
-
-def test_every_tip_has_a_page_in_both_languages(built_site: Path) -> None:
-    for tip in TIPS:
+def test_every_tip_has_a_page_in_both_languages(tips: list[Tip], built_site: Path) -> None:
+    for tip in tips:
         en = built_site / "tips" / str(tip.id) / "index.html"
         zh = built_site / "zh" / "tips" / str(tip.id) / "index.html"
         assert en.exists() and zh.exists(), tip.id
@@ -43,8 +41,8 @@ def test_links_use_the_public_address_or_none(built_site: Path) -> None:
     assert not pages, pages[:5]
 
 
-def test_snippet_downloads_resolve(built_site: Path) -> None:
-    for tip in TIPS:
+def test_snippet_downloads_resolve(tips: list[Tip], built_site: Path) -> None:
+    for tip in tips:
         for name in tip.variants():
             served = built_site / "snippets" / str(tip.id) / f"{name}.py"
             assert served.read_text(encoding="utf-8") == snippet_path(str(tip.id), name).read_text(
@@ -53,11 +51,12 @@ def test_snippet_downloads_resolve(built_site: Path) -> None:
 
 
 def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
+    tips: list[Tip],
     built_site: Path,
 ) -> None:
     from generator.records.problems import load_entry_points
 
-    entry_points = load_entry_points(frozenset(str(t.id) for t in TIPS))
+    entry_points = load_entry_points(frozenset(str(t.id) for t in tips))
     for lang, root in (("en", built_site), ("zh", built_site / "zh")):
         bundle = root / "pagefind"
         entry = json.loads((bundle / "pagefind-entry.json").read_text(encoding="utf-8"))
@@ -68,7 +67,7 @@ def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
         assert entry["languages"][lang]["page_count"] == len(pages)
         assert all(p["id"] and (root / p["url"] / "index.html").exists() for p in pages)
         urls = {p["url"] for p in pages}
-        assert {f"tips/{t.id}/" for t in TIPS} <= urls
+        assert {f"tips/{t.id}/" for t in tips} <= urls
         assert {f"problems/{slug}/" for slug in entry_points.problems} <= urls
         assert {f"{path}/" for path in entry_points.pages} | {"checklist/"} <= urls
         assert not urls & {"catalog/", "tags/", "benchmarks/", "glossary/", ""}
@@ -83,7 +82,7 @@ def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
         rule = next(p for p in pages if p["url"] == "lint/rules/PTT020/")
         assert rule["words"] == ["PTT020"] and rule["title"].startswith("PTT020")
         assert any("\u4e00" <= c <= "\u9fff" for c in rule["title"]) == (lang == "zh")
-        assert rule["summary"] == next(t for t in TIPS if t.id == "avoid-cpu-gpu-syncs").title.get(
+        assert rule["summary"] == next(t for t in tips if t.id == "avoid-cpu-gpu-syncs").title.get(
             lang
         )
         # How the CLI reads a query: its caps and the glossary's synonyms (梯度检查点).
@@ -104,11 +103,11 @@ def test_search_has_one_index_per_language_and_a_directory_of_its_pages(
         assert "PTT020" in rule and "../../../tips/avoid-cpu-gpu-syncs/" in rule
 
 
-def test_the_pages_of_tips_pages_yaml_carry_their_title(built_site: Path) -> None:
+def test_the_pages_of_tips_pages_yaml_carry_their_title(tips: list[Tip], built_site: Path) -> None:
     """tips/_pages.yaml repeats each page's H1 for the CLI's results: they must agree."""
     from generator.records.problems import load_entry_points
 
-    pages = load_entry_points(frozenset(str(t.id) for t in TIPS)).pages
+    pages = load_entry_points(frozenset(str(t.id) for t in tips)).pages
     for path, page in pages.items():
         for lang, prefix in (("en", ""), ("zh", "zh/")):
             html = (built_site / prefix / path / "index.html").read_text(encoding="utf-8")
@@ -230,10 +229,12 @@ def test_the_punctuation_break_check_can_fail() -> None:
     assert punctuation_breaks(cjk.join_lines(html)) == []
 
 
-def test_api_page_sits_under_contributing_without_raw_roles(built_site: Path) -> None:
+def test_api_page_sits_under_contributing_without_raw_roles(
+    tips: list[Tip], built_site: Path
+) -> None:
     from generator.site.pages import nav
 
-    assert {"Contributing": ["contributing.md", "reference/api.md"]} in nav(TIPS)
+    assert {"Contributing": ["contributing.md", "reference/api.md"]} in nav(tips)
     role = re.compile(r":(?:data|func|class|mod|meth|attr|exc|obj):")
     for page in ("reference/api/index.html", "zh/reference/api/index.html"):
         html = (built_site / page).read_text(encoding="utf-8")
@@ -256,11 +257,13 @@ def test_every_page_shows_the_licence_and_the_install_line(built_site: Path) -> 
         assert re.search(r'href="[^"]*#get-it"', footer), page
 
 
-def test_home_page_counts_the_tips_and_starts_from_problems(built_site: Path) -> None:
+def test_home_page_counts_the_tips_and_starts_from_problems(
+    tips: list[Tip], built_site: Path
+) -> None:
     from generator.records.problems import load_entry_points
 
-    entry_points = load_entry_points(frozenset(str(t.id) for t in TIPS))
-    for prefix, words in (("", f"{len(TIPS)} training tips"), ("zh/", f"{len(TIPS)} 条")):
+    entry_points = load_entry_points(frozenset(str(t.id) for t in tips))
+    for prefix, words in (("", f"{len(tips)} training tips"), ("zh/", f"{len(tips)} 条")):
         home = (built_site / prefix / "index.html").read_text(encoding="utf-8")
         assert words in home
         assert "<!--" not in home.split("<article", 1)[1].split("</article>", 1)[0]
@@ -277,16 +280,16 @@ def test_home_page_counts_the_tips_and_starts_from_problems(built_site: Path) ->
         assert links == [c.tip for c in entry_points.checklist.checks]
 
 
-def test_the_three_multi_gpu_lists_say_what_they_hold(built_site: Path) -> None:
+def test_the_three_multi_gpu_lists_say_what_they_hold(tips: list[Tip], built_site: Path) -> None:
     """Issue 27: the catalog's "Helps on: several GPUs" filter, the "Training on several GPUs"
     problem page and the "Distributed training" category hold different lists (every tip that
     pays off there, the ones to read first, the ones whose subject it is): each page says so,
     with its count, and the other two link the catalog's filter."""
     from generator.records.problems import load_entry_points
 
-    problem = load_entry_points(frozenset(str(t.id) for t in TIPS)).problems["several-gpus"]
-    helping = sum("multi-gpu" in t.hardware.helps_on for t in TIPS)
-    category = sum(t.category == "distributed" for t in TIPS)
+    problem = load_entry_points(frozenset(str(t.id) for t in tips)).problems["several-gpus"]
+    helping = sum("multi-gpu" in t.hardware.helps_on for t in tips)
+    category = sum(t.category == "distributed" for t in tips)
     assert problem.helps == "multi-gpu" and len(problem.tips) < helping and category < helping
     link = 'href="../../catalog/?helps=multi-gpu"'
     for prefix, read_first, whose, everything in (
@@ -413,9 +416,9 @@ def test_a_broken_ui_file_fails_in_one_line(tmp_path: Path, text: str, reason: s
         ui.read_labels(path)
 
 
-def test_built_pages_show_runs_on_and_helps_on_badges(built_site: Path) -> None:
-    by_id = {t.id: t for t in TIPS}
-    gpu_only = [t for t in TIPS if "cpu" in t.hardware.devices and "cpu" not in t.hardware.helps_on]
+def test_built_pages_show_runs_on_and_helps_on_badges(tips: list[Tip], built_site: Path) -> None:
+    by_id = {t.id: t for t in tips}
+    gpu_only = [t for t in tips if "cpu" in t.hardware.devices and "cpu" not in t.hardware.helps_on]
     assert gpu_only, "expected tips tested on CPU that pay off on a GPU only (TF32, ...)"
     for tip in gpu_only:
         html = (built_site / "tips" / str(tip.id) / "index.html").read_text(encoding="utf-8")
@@ -427,7 +430,7 @@ def test_built_pages_show_runs_on_and_helps_on_badges(built_site: Path) -> None:
     from generator.records import ui
 
     label = ui.labels()["en"]
-    advice = [t for t in TIPS if not t.variants()]
+    advice = [t for t in tips if not t.variants()]
     assert advice, "expected advice-only tips"
     for tip in advice:
         html = (built_site / "tips" / str(tip.id) / "index.html").read_text(encoding="utf-8")
@@ -446,13 +449,13 @@ def test_built_pages_show_runs_on_and_helps_on_badges(built_site: Path) -> None:
 # --- tip pages and the catalog, as rendered Markdown (issue 12) ------------------------------
 
 
-def test_tip_pages_put_the_after_code_first_and_all_caveats_in_one_box() -> None:
+def test_tip_pages_put_the_after_code_first_and_all_caveats_in_one_box(tips: list[Tip]) -> None:
     from generator.site.pages import LABELS, code_diff, tip_page
 
-    for tip in TIPS:
+    for tip in tips:
         for lang in ("en", "zh"):
             L = LABELS[lang]
-            page = tip_page(tip, lang, TIPS, {})
+            page = tip_page(tip, lang, tips, {})
             tabs = re.findall(r'^=== "(.+)"$', page, re.M)
             if tip.after is not None:
                 assert page.index("{ #code }") < page.index("{ #why }"), tip.id
@@ -476,17 +479,17 @@ def test_tip_pages_put_the_after_code_first_and_all_caveats_in_one_box() -> None
             assert diff is None
 
 
-def test_catalog_is_an_unclassed_table_sorted_by_title_with_inline_code() -> None:
+def test_catalog_is_an_unclassed_table_sorted_by_title_with_inline_code(tips: list[Tip]) -> None:
     import html
 
     from generator.site.pages import catalog_page
 
     for lang in ("en", "zh"):
-        page = catalog_page(TIPS, lang)
+        page = catalog_page(tips, lang)
         # No class on the table: Material styles it exactly like a Markdown table.
         assert '<table id="tip-catalog">' in page
         cells = re.findall(r'<td><a href="../tips/[a-z0-9-]+/">(.*?)</a></td>', page)
-        assert len(cells) == len(TIPS)
+        assert len(cells) == len(tips)
         plain = [html.unescape(re.sub(r"</?code>", "", c)) for c in cells]
         assert plain == sorted(plain, key=str.casefold), lang
         assert not any("`" in c for c in cells), "raw backticks in a catalog title"
