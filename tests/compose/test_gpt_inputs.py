@@ -104,7 +104,7 @@ ERRORS: list[tuple[str, str, list[str], str]] = [
     ("config-type", "train", ["--config", "type.toml"], "invalid int value: 'many'"),
     ("config-list", "train", ["--config", "list.toml"], "max_steps must be a number"),
     ("export-nothing", "train", ["--export-weights", "w.pt", "--out", "empty"], "no checkp"),
-    ("weights-missing", "train", ["--weights", "nope.pt", "--sample", "4"], "not weights"),
+    ("weights-missing", "train", ["--weights", "nope.pt", "--sample", "4"], "of this script"),
     ("tensorboard-missing", "train", ["--tensorboard", "tb"], "pip install tensorboard"),
     ("fsdp-no-metadata", "fsdp", ["--out", "no-metadata"], "cannot load it"),
     ("fsdp-torn-shard", "fsdp", ["--out", "torn-shard"], "cannot load it"),
