@@ -45,11 +45,11 @@ def test_a_second_load_is_near_free_and_an_edit_is_seen(tips_copy: Path) -> None
     record.write_text(text.replace(old, old.replace("Zero", "Drop")), encoding="utf-8")
     os.utime(record, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert record.stat().st_size == stat.st_size
-    (tips_copy / "muon-optimizer.yaml").rename(tips_copy / "muon-optimizer-renamed.yaml")
+    (tips_copy / "legacy-tensor-types.yaml").rename(tips_copy / "legacy-tensor-types-renamed.yaml")
     edited = {t.id: t for t in load_tips()}
     assert edited["zero-grad-set-to-none"].title.en == "Drop gradients by setting them to None"
-    assert "muon-optimizer-renamed" in edited and "muon-optimizer" not in edited
-    (tips_copy / "muon-optimizer-renamed.yaml").rename(tips_copy / "muon-optimizer.yaml")
+    assert "legacy-tensor-types-renamed" in edited and "legacy-tensor-types" not in edited
+    (tips_copy / "legacy-tensor-types-renamed.yaml").rename(tips_copy / "legacy-tensor-types.yaml")
 
     # A record made invalid is refused, not served from the cache; valid again, loaded again.
     record.write_text(text.replace("category: training-loop", "category: nonsense"), "utf-8")
