@@ -2,8 +2,10 @@
 ``launch``, see `generator.records.schema.Launch`).
 
 `run_launch` writes the snippet to a temporary directory under its own name (``after.py``) and
-starts it with ``python -m torch.distributed.run --standalone --nproc_per_node N``, each rank a
-thin wrapper (`_RANK_WRAPPER`) that runs the script, then the checks, in one namespace; the
+starts N ranks as ``torchrun --standalone --nproc_per_node N`` does (`generator.records.ranks`
+forks them from one import of torch, with torchrun's environment; a launch with ``torchrun:
+true``, or ``PYTORCH_TIPS_TORCHRUN=1``, runs torchrun itself), each rank a thin wrapper
+(`_RANK_WRAPPER`) that runs the script, then the checks, in one namespace; the
 ``launch.checks`` then run once in a fresh process (`generator.records.process.run_python`).
 """
 
@@ -149,7 +151,7 @@ def _launch_env(device: str, launch: Launch) -> dict[str, str]:
 
 
 def _kill_job(proc: subprocess.Popen[bytes], harness: Path) -> None:
-    """Kill torchrun and every rank (torchrun starts each rank in a session of its own)."""
+    """Kill the launcher and every rank (each rank runs in a session of its own)."""
     with suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     for pid_file in harness.glob("rank*.pid"):
@@ -211,17 +213,27 @@ def _run_launch_in(
     }
     (harness / "payload.json").write_text(json.dumps(payload), encoding="utf-8")
     (harness / "rank.py").write_text(_RANK_WRAPPER, encoding="utf-8")
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        f"--nproc_per_node={launch.nproc}",
-        "--no-python",  # each rank: this interpreter with the snippets' warning flags
-        sys.executable,
-        *WARNING_FLAGS,
-        str(harness / "rank.py"),
-    ]
+    if launch.torchrun or os.environ.get("PYTORCH_TIPS_TORCHRUN") == "1":
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc_per_node={launch.nproc}",
+            "--no-python",  # each rank: this interpreter with the snippets' warning flags
+            sys.executable,
+            *WARNING_FLAGS,
+            str(harness / "rank.py"),
+        ]
+    else:  # the same ranks, forked from one import of torch (generator.records.ranks)
+        cmd = [
+            sys.executable,
+            *WARNING_FLAGS,
+            "-m",
+            "generator.records.ranks",
+            str(launch.nproc),
+            str(harness / "rank.py"),
+        ]
     start = time.monotonic()
     with (harness / "torchrun.log").open("wb") as log:
         proc = subprocess.Popen(

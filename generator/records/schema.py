@@ -116,6 +116,13 @@ class Launch(Strict):
         description="With `expect: hang`: how long the job must keep running after every rank "
         "started the snippet.",
     )
+    torchrun: bool = Field(
+        default=False,
+        description="Start the job with torchrun itself. By default the tests start the ranks "
+        "as `torchrun --standalone` does (its environment, a session per rank, every rank "
+        "stopped when one fails) from one import of torch, a third of torchrun's cost; a tip "
+        "whose subject is torchrun's own behaviour (signals to the launcher, restarts) sets this.",
+    )
     checks: PythonCode | None = Field(
         default=None,
         description="Python run once after the job ended, in a fresh process in the job's working "

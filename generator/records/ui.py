@@ -39,7 +39,8 @@ def read_labels(path: Path) -> dict[str, dict[str, str]]:
             empty, or the two languages of a key use different placeholders.
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where present: 10x
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     except (OSError, yaml.YAMLError) as err:
         raise UserError(f"cannot read the UI labels in {path}: {err}") from None
     if not isinstance(data, dict):

@@ -1148,7 +1148,7 @@ def _badge(page: str, kind: str) -> str:
 
 def test_badges_separate_where_a_tip_runs_from_where_it_helps(tips: list[Tip]) -> None:
     from generator.records.taxonomy import DEVICES
-    from generator.site.pages import tip_page
+    from generator.site.pages import tip_page, unmeasured_helps
 
     differ = 0
     for tip in tips:
@@ -1156,7 +1156,11 @@ def test_badges_separate_where_a_tip_runs_from_where_it_helps(tips: list[Tip]) -
         runs, helps = _badge(page, "runs-on"), _badge(page, "helps-on")
         where = "Runs on: " if tip.variants() else "Applies to: "  # advice only: nothing ran
         assert runs == where + " · ".join(DEVICES[d].en for d in tip.hardware.devices)
-        assert helps == "Helps on: " + " · ".join(DEVICES[d].en for d in tip.hardware.helps_on)
+        unmeasured = unmeasured_helps(tip, {})  # no results given: every GPU claim is reported
+        assert helps == "Helps on: " + " · ".join(
+            DEVICES[d].en + LABELS["en"]["helps_on_unmeasured"] * (d in unmeasured)
+            for d in tip.hardware.helps_on
+        )
         differ += tip.hardware.devices != tip.hardware.helps_on
         zh = tip_page(tip, "zh", tips, {})
         assert _badge(zh, "helps-on").startswith("受益硬件：")

@@ -43,6 +43,19 @@ def test_the_records_name_blocks_the_templates_have(tmp_path: Path) -> None:
     assert read_tips_by_feature(tmp_path) == {"always": ["odd-block"]}
 
 
+def test_the_fast_reader_agrees_with_the_validated_records(tips: list, tmp_path: Path) -> None:
+    """The composer reads ``compose`` by a pattern where the value is plain: the same
+    citations as the validated records, and a quoted or commented value still read (YAML)."""
+    from generator.compose.tips import tips_by_feature
+
+    assert read_tips_by_feature() == tips_by_feature(tips)
+    for n, line in enumerate(('compose: "ddp"', "compose: 'ddp'  # quoted", "compose: ddp # c")):
+        path = tmp_path / f"quoted-{n}.yaml"
+        write_record(tmp_path, path.name, example_record())
+        path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
+    assert read_tips_by_feature(tmp_path) == {"ddp": ["quoted-0", "quoted-1", "quoted-2"]}
+
+
 @pytest.mark.parametrize(
     ("compose", "block", "reason"),
     [

@@ -9,6 +9,7 @@ a job that does not end as expected all fail the run, and say which rank.
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import pytest
 
@@ -100,3 +101,69 @@ def test_a_job_expected_to_hang_that_ends_fails() -> None:
     result = _run(launch=Launch(nproc=2, expect="hang", hang_s=5))
     assert not result.ok
     assert "expected to hang" in result.output
+
+
+#: Every rank prints the variables a launcher gives it, and whether it leads its own session.
+ENV_SCRIPT = """
+import json, os
+
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+names = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_", "ROLE_", "MASTER_",
+         "TORCHELASTIC_", "TORCH_NCCL_", "OMP_NUM_THREADS")
+env = {k: v for k, v in os.environ.items() if k.startswith(names)}
+print("ENV", json.dumps({"env": env, "session": os.getsid(0) == os.getpid()}, sort_keys=True))
+dist.destroy_process_group()
+"""
+
+
+def _rank_envs(torchrun: bool) -> list[dict[str, object]]:
+    result = run_variant(
+        ENV_SCRIPT, None, "snippets/demo/after.py", launch=Launch(nproc=2, torchrun=torchrun)
+    )
+    assert result.ok, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("ENV ")]
+    return [json.loads(line[4:]) for line in lines]
+
+
+def test_the_forked_ranks_get_what_torchrun_gives_its_workers() -> None:
+    """The harness forks the ranks from one import of torch (generator.records.ranks) unless a
+    launch asks for torchrun: each rank sees the variables torchrun sets, with the same values
+    but for the port, the run's id and the error file, and leads a session of its own."""
+    fork, real = _rank_envs(torchrun=False), _rank_envs(torchrun=True)
+    assert len(fork) == len(real) == 2
+    varying = {"MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_ERROR_FILE"}
+    for ours, theirs in zip(fork, real, strict=True):
+        assert ours["session"] is theirs["session"] is True
+        a, b = ours["env"], theirs["env"]
+        assert isinstance(a, dict) and isinstance(b, dict)
+        assert set(a) == set(b), set(a) ^ set(b)
+        assert {k: v for k, v in a.items() if k not in varying} == {
+            k: v for k, v in b.items() if k not in varying
+        }
+    assert {e["env"]["TORCHELASTIC_RUN_ID"] for e in fork} == {
+        fork[0]["env"]["TORCHELASTIC_RUN_ID"]
+    }
+
+
+@pytest.mark.parametrize("torchrun", [False, True], ids=["forked", "torchrun"])
+def test_a_failing_rank_stops_the_other_and_the_job_exits_1(torchrun: bool) -> None:
+    """As torchrun does: when one rank fails, the launcher stops the rank that is still
+    running (here asleep for 2 minutes) and exits 1, long before the harness's timeout."""
+    script = (
+        "import sys, time\nimport torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "if dist.get_rank() == 1:\n    sys.exit(3)\n"
+        "time.sleep(120)\n"
+    )
+    result = run_variant(
+        script,
+        None,
+        "snippets/demo/after.py",
+        timeout=60,
+        launch=Launch(nproc=2, torchrun=torchrun),
+    )
+    assert not result.ok and not result.timed_out, result.output
+    assert "exit code 1," in result.output, result.output
+    assert "--- rank 0 (stopped) ---" in result.output, result.output

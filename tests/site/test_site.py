@@ -606,7 +606,8 @@ def test_tables_fit_their_column_and_chinese_labels_keep_their_words(
                 assert all(w <= box + 1 for w, box in tables), (path, tables)
             if path.startswith("zh/"):  # label cells; sentences wrap as Chinese does
                 cells = {
-                    "lint": "td:is(:nth-child(2), :nth-child(5))",
+                    # the rules table's (the exit codes' table above it holds sentences)
+                    "lint": "h2#rules ~ .md-typeset__scrollwrap td:is(:nth-child(2), :nth-child(5))",
                     "catalog": "#tip-catalog td:not(:first-child)",
                     "benchmarks": ".bench-table td:nth-child(2)",
                 }[path.split("/")[1]]
@@ -621,9 +622,9 @@ def test_tables_fit_their_column_and_chinese_labels_keep_their_words(
 
 
 def test_home_tools_nav_typography_and_no_missing_sitemap(page: Page, base_url: str) -> None:
-    """The Lint and Composer cards on the home page, the tools and the checklist leading the
-    navigation, card icons apart from their titles, no slanted Chinese, and no request that
-    fails (Material fetched a per-language sitemap.xml that did not exist: a 404 per page)."""
+    """The Lint and Composer cards on the home page, the tools (the doctor too) and the
+    checklist leading the navigation, card icons apart from their titles, no slanted Chinese,
+    and no request that fails (Material fetched a per-language sitemap.xml that did not exist: a 404 per page)."""
     failed: list[str] = []
     page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
     for prefix in ("", "zh/"):
@@ -637,7 +638,9 @@ def test_home_tools_nav_typography_and_no_missing_sitemap(page: Page, base_url: 
             ".md-sidebar--primary a.md-nav__link[href]",
             "as => as.map(a => a.getAttribute('href')).filter(h => !h.includes('#'))",
         )
-        assert links[1:5] == ["composer/", "lint/", "lint/playground/", "checklist/"], links[:6]
+        assert links[1:6] == ["composer/", "lint/", "lint/playground/", "doctor/", "checklist/"], (
+            links[:7]
+        )
         gaps = page.evaluate(
             """() => Array.from(document.querySelectorAll('.grid.cards li > p:first-child'))
             .map(p => { const icon = p.querySelector('.twemoji'), title = p.querySelector('a');

@@ -383,6 +383,9 @@ def test_every_ui_label_used_exists_and_every_label_is_used() -> None:
     used |= {"tested_" + d.replace("-", "_") for d in DEVICES}
     used |= {"kind_time", "kind_memory", "device_name_cpu", "device_name_cuda"}
     used |= {"regime_" + r.replace("-", "_") for r in REGIME_ORDER if r != "default"}
+    # The lint's lines, L[f"lint_err_{key}"]: a key is used where the lint's code names it.
+    lint = "".join(text for path, text in sources.items() if "/lint/" in path)
+    used |= {f"lint_err_{k}" for k in re.findall(r"\"([a-z_]+)\"", lint)} & keys
     assert prefixes >= {"tested_", "kind_", "regime_", "device_name_", "coverage_", "composer_"}, (
         prefixes
     )
