@@ -10,10 +10,12 @@ seconds each belongs in `RUN_FIRST`.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -75,20 +77,46 @@ def _build_site(out: Path) -> str | None:
     return None if proc.returncode == 0 else f"mkdocs build failed:\n{proc.stdout}{proc.stderr}"
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site built with `mkdocs build --strict` into a temporary folder, once per test run:
-    under pytest-xdist the first worker that needs it builds it while the others wait on a file
-    lock in the run's shared temporary folder (the pattern pytest-xdist documents for session
-    fixtures, as tests/installs.py makes its environments), then all read the same folder.
-    Tests only read it."""
-    base = tmp_path_factory.getbasetemp()
+def _site_paths(base: Path) -> tuple[Path, Path, Path, Path]:
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    out, done, failed = shared / "site", shared / "site.done", shared / "site.failed"
-    with open(shared / "site.lock", "w") as lock:
+    return shared / "site", shared / "site.done", shared / "site.failed", shared / "site.lock"
+
+
+def _ensure_site(base: Path) -> Path:
+    """Build the site once per run (under the shared lock) unless it is built or failed."""
+    out, done, failed, lock_path = _site_paths(base)
+    with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists() and not failed.exists():
             failure = _build_site(out)
             (failed if failure else done).write_text(failure or "", encoding="utf-8")
     assert not failed.exists(), failed.read_text(encoding="utf-8")  # built once, failed once
     return out
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start building the site at once, in a thread of the first worker, when a collected test
+    needs it: it is built while the slow tests run, and no worker waits for it later."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    if worker != "gw0" or not any(
+        "built_site" in getattr(item, "fixturenames", ()) for item in session.items
+    ):
+        return
+    base = session.config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    threading.Thread(target=_ensure_site_quietly, args=(base,), daemon=True).start()
+
+
+def _ensure_site_quietly(base: Path) -> None:
+    with contextlib.suppress(BaseException):  # the fixture reports a failed build
+        _ensure_site(base)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built with `mkdocs build --strict` into a temporary folder, once per test run:
+    the first worker starts the build when collection ends (`pytest_collection_finish`), and
+    a worker that needs the site waits on a file lock in the run's shared temporary folder
+    (the pattern pytest-xdist documents for session fixtures, as tests/installs.py makes its
+    environments), then all read the same folder. Tests only read it."""
+    return _ensure_site(tmp_path_factory.getbasetemp())

@@ -115,8 +115,8 @@ class _Zygote:
     torch once and then forks one fresh child per snippet.
 
     Each child is a new process (its own ``__main__``, globals and CUDA context; CUDA is never
-    initialised in the zygote), so snippets stay isolated; only the ~1.5 s import of torch is
-    shared. A child is killed with its process group when it runs past the timeout. If the
+    initialised in the zygote), so snippets stay isolated; only the ~3 s import of torch and
+    torch._dynamo is shared. A child is killed with its process group when it runs past the timeout. If the
     zygote cannot start or dies, `run_python` falls back to a plain subprocess.
     """
 
@@ -167,7 +167,9 @@ def _serve_forks() -> None:
     """The zygote's loop: one JSON request per stdin line, one JSON reply per stdout line."""
     import warnings
 
-    import torch  # noqa: F401 - the point: children start with torch imported
+    # The point: children start with torch imported, and torch.compile's front end (1.5 CPU-s
+    # more, which 31 tips would each pay).
+    import torch._dynamo  # noqa: F401
 
     out = sys.stdout
     for line in sys.stdin:
