@@ -282,7 +282,12 @@ off = torch.autocast("cpu", enabled=False)
 losses = {}
 for name, path in paths.items():
     model = train.GPT(args)
-    model.load_state_dict(torch.load(path, weights_only=True)["model"])
+    state = torch.load(path, weights_only=True)["model"]
+    # The old script's MLP was an nn.Sequential (mlp.0, mlp.2); the new one names up and down.
+    renamed = {".mlp.0.": ".up.", ".mlp.2.": ".down."}
+    for old, new in renamed.items():
+        state = {k.replace(old, new): v for k, v in state.items()}
+    model.load_state_dict(state)
     losses[name] = train.evaluate(model, held_out, args, torch.device("cpu"), off)
 print(json.dumps(losses))
 """

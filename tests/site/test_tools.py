@@ -317,7 +317,7 @@ def test_download_and_copy_wait_until_the_script_answers_the_form(
     page.evaluate(COMPOSE_JS, "?model=gpt&fsdp")
     # A change: busy at once (read in the same task as the change), ready with the new script.
     during = page.evaluate(
-        "() => { const box = document.querySelector('#flag-amp'); box.checked = true;"
+        "() => { const box = document.querySelector('#flag-compile'); box.checked = true;"
         " box.dispatchEvent(new Event('input', {bubbles: true}));"
         f" return ({BUTTONS_JS})(); }}"
     )
@@ -325,9 +325,9 @@ def test_download_and_copy_wait_until_the_script_answers_the_form(
     assert during["copy_disabled"] and during["download"] == L["compose_ui_preparing"]
     page.wait_for_function(
         "document.querySelector('#compose-output').dataset.state === 'done'"
-        " && document.querySelector('#compose-output').dataset.flags.includes('--amp')"
+        " && document.querySelector('#compose-output').dataset.flags.includes('--compile')"
     )
-    expected = compose(parse_flags(["--model", "gpt", "--amp", "--fsdp"]), read_tips_by_feature())
+    expected = compose(parse_flags(["--model", "gpt", "--compile", "--fsdp"]), read_tips_by_feature())
     _assert_ready(page, expected, L)
     # Not distributed: no launch commands.
     page.evaluate(COMPOSE_JS, "?model=gpt")
