@@ -150,12 +150,8 @@ def serve() -> int:
 
 def test() -> int:
     ensure_env()
-    # One pytest-xdist worker more than there are cores: a third of the suite's time is spent
-    # waiting (on a browser, a torchrun job, a child's timeout), and measured on 2 cores the
-    # extra worker fills it. `python3 tasks.py test -n 1` still overrides it.
-    workers = (os.cpu_count() or 1) + 1
-    _say(f"running the test suite ({workers} workers)")
-    return run("-m", "pytest", "-n", str(workers), *sys.argv[2:])
+    _say("running the test suite")
+    return run("-m", "pytest", "-n", "auto", *sys.argv[2:])
 
 
 def main() -> int:
