@@ -213,7 +213,8 @@ def _run_launch_in(
     }
     (harness / "payload.json").write_text(json.dumps(payload), encoding="utf-8")
     (harness / "rank.py").write_text(_RANK_WRAPPER, encoding="utf-8")
-    if launch.torchrun or os.environ.get("PYTORCH_TIPS_TORCHRUN") == "1":
+    torchrun = launch.torchrun or os.environ.get("PYTORCH_TIPS_TORCHRUN") == "1"
+    if torchrun:
         cmd = [
             sys.executable,
             "-m",
@@ -273,7 +274,7 @@ def _run_launch_in(
             statuses.append("killed while running" if exit_code is None else "stopped")
     problem = _launch_problem(launch, exit_code, statuses, timed_out, timeout, bool(checks))
     report = _launch_report(
-        launch, script.name, outputs, statuses, exit_code, elapsed, harness, bool(problem)
+        launch, script.name, outputs, statuses, exit_code, elapsed, harness, bool(problem), torchrun
     )
     if problem:
         return RunResult(False, f"{report}\n{problem}\n", timed_out=timed_out)
@@ -339,16 +340,19 @@ def _launch_report(
     elapsed: float,
     harness: Path,
     failed: bool,
+    torchrun: bool = True,
 ) -> str:
     """The job's output: each rank's under a header naming the rank (torchrun's own first, when
     the job did not end as expected)."""
     ended = "stopped by the harness" if exit_code is None else f"exit code {exit_code}"
-    parts = [f"$ {launch.command(script)}   # {ended}, {elapsed:.1f} s"]
+    how = "" if torchrun else ", its ranks forked as torchrun starts them"
+    parts = [f"$ {launch.command(script)}   # {ended}, {elapsed:.1f} s{how}"]
     torchrun_log = harness / "torchrun.log"
     if failed and torchrun_log.exists():
         text = torchrun_log.read_text(errors="replace").strip()
         if text:
-            parts.append(f"--- torchrun ---\n{text[-2000:]}")
+            name = "torchrun" if torchrun else "launcher"
+            parts.append(f"--- {name} ---\n{text[-2000:]}")
     for rank, (output, status) in enumerate(zip(outputs, statuses, strict=True)):
         parts.append(f"--- rank {rank} ({status}) ---\n{output.rstrip()}")
     return "\n".join(parts) + "\n"
