@@ -13,15 +13,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from generator import paths
 from generator.records.schema import Tip
+from tests.helpers import build_site
 
 #: Where the tests that take seconds each live (a pre-commit install, torchrun jobs, training
 #: runs, every snippet, the browser), in the order they run: before the many tests that take
@@ -63,20 +61,6 @@ def tip_ids(tips: list[Tip]) -> frozenset[str]:
     return frozenset(str(t.id) for t in tips)
 
 
-def _build_site(out: Path) -> str | None:
-    """Build the site into ``out`` with `mkdocs build --strict`; None, or why it failed."""
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=paths.ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    return None if proc.returncode == 0 else f"mkdocs build failed:\n{proc.stdout}{proc.stderr}"
-
-
 def _site_paths(base: Path) -> tuple[Path, Path, Path, Path]:
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     return shared / "site", shared / "site.done", shared / "site.failed", shared / "site.lock"
@@ -88,7 +72,7 @@ def _ensure_site(base: Path) -> Path:
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists() and not failed.exists():
-            failure = _build_site(out)
+            failure = build_site(out)
             (failed if failure else done).write_text(failure or "", encoding="utf-8")
     assert not failed.exists(), failed.read_text(encoding="utf-8")  # built once, failed once
     return out

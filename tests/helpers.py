@@ -52,3 +52,17 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         env=env,
         timeout=120,
     )
+
+
+def build_site(out: Path) -> str | None:
+    """Build the site into ``out`` with `mkdocs build --strict`; None, or why it failed."""
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=paths.ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    return None if proc.returncode == 0 else f"mkdocs build failed:\n{proc.stdout}{proc.stderr}"

@@ -15,7 +15,8 @@ from generator.bench.results import Environment
 from generator.errors import UserError
 
 
-def _cpu_model() -> str:
+def cpu_name() -> str | None:
+    """The CPU's model name from /proc/cpuinfo (Linux), or None."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
@@ -23,7 +24,11 @@ def _cpu_model() -> str:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or "unknown CPU"
+    return None
+
+
+def _cpu_model() -> str:
+    return cpu_name() or platform.processor() or "unknown CPU"
 
 
 def _cores() -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.bench.machine import cpu_name
 from generator.doctor import detect, detect_device, dynamo, frames, memory, ranks, script
 from generator.doctor.hooks import DoctorStop, Recorder, public
 from generator.doctor.model import Measurement
@@ -182,18 +183,7 @@ def _device(m: Measurement, rec: Recorder) -> None:
         m.device_name = torch.cuda.get_device_name(index)
         m.memory_capacity_bytes = int(torch.cuda.get_device_properties(index).total_memory)
     else:
-        m.device_name = _cpu_name() or platform.processor() or "CPU"
-
-
-def _cpu_name() -> str | None:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith(("model name", "Model")):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
+        m.device_name = cpu_name() or platform.processor() or "CPU"
 
 
 def _settings() -> dict[str, Any]:

@@ -28,7 +28,13 @@ import pytest
 
 from generator import cli
 from generator.compose.options import OPTIONS
-from generator.compose.script import CORE_FEATURES, ComposeOptions, compose, read_tips_by_feature
+from generator.compose.script import (
+    CORE_FEATURES,
+    ComposeOptions,
+    cited_tips,
+    compose,
+    read_tips_by_feature,
+)
 from generator.records.process import WARNING_FLAGS
 
 #: The conv net's feature flags (without --amp-dtype, a choice of --amp), as ``--`` names.
@@ -356,6 +362,32 @@ def ruff(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         timeout=60,
     )
+
+
+#: The rules a composed script passes, on top of ruff's defaults.
+RUFF_RULES = "W,I,B,UP"
+
+
+def check_composed_source(
+    script: Path, composer_flags: list[str], uncited: frozenset[str] = frozenset()
+) -> str:
+    """No template leftovers, every tip of every chosen feature cited (less ``uncited``),
+    lines of at most 88 characters, ruff clean and formatted; the script's text."""
+    text = script.read_text(encoding="utf-8")
+    for leftover in ("{{", "{%", "{#"):
+        assert leftover not in text, f"template leftover {leftover!r}"
+    cites = read_tips_by_feature()
+    chosen = options(composer_flags).features()
+    expected = {t for f in chosen for t in cites.get(f, [])} - uncited
+    assert set(cited_tips(text)) == expected
+    for number, line in enumerate(text.splitlines(), 1):
+        if "# tip: " not in line and "python -m generator compose" not in line:
+            assert len(line) <= 88, f"line {number} is {len(line)} characters long"
+    lint = ruff("check", "--extend-select", RUFF_RULES, script.name, cwd=script.parent)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    fmt = ruff("format", "--check", "--diff", script.name, cwd=script.parent)
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    return text
 
 
 # --- the script's helpers, called from a driver that imports the composed train.py ----------

@@ -10,11 +10,9 @@ from itertools import combinations
 from pathlib import Path
 
 from generator.compose.options import CORE_FEATURES, OPTIONS
-from generator.compose.script import cited_tips, compose, read_tips_by_feature
+from generator.compose.script import compose, read_tips_by_feature
 from generator.lint import lint_source
-from tests.compose.compose_cases import options, ruff
-
-RUFF_RULES = "W,I,B,UP"  # on top of ruff's defaults
+from tests.compose.compose_cases import check_composed_source, options
 
 #: The GPT's feature flags, as ``--`` names.
 GPT_FEATURES = [o.flag[2:] for o in OPTIONS if o.group == "features" and "gpt" in o.models]
@@ -218,20 +216,7 @@ def write_gpt(folder: Path, composer_flags: list[str], name: str = "train.py") -
 
 def check_gpt_source(script: Path, composer_flags: list[str]) -> None:
     """No template leftovers, every applicable tip cited, short lines, ruff and lint clean."""
-    text = script.read_text(encoding="utf-8")
-    for leftover in ("{{", "{%", "{#"):
-        assert leftover not in text, f"template leftover {leftover!r}"
-    cites = read_tips_by_feature()
-    chosen = options(composer_flags).features()
-    expected = {t for f in chosen for t in cites.get(f, [])} - NOT_FOR_GPT
-    assert set(cited_tips(text)) == expected
-    for number, line in enumerate(text.splitlines(), 1):
-        if "# tip: " not in line and "python -m generator compose" not in line:
-            assert len(line) <= 88, f"line {number} is {len(line)} characters long"
-    lint = ruff("check", "--extend-select", RUFF_RULES, script.name, cwd=script.parent)
-    assert lint.returncode == 0, lint.stdout + lint.stderr
-    fmt = ruff("format", "--check", "--diff", script.name, cwd=script.parent)
-    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    text = check_composed_source(script, composer_flags, frozenset(NOT_FOR_GPT))
     findings = lint_source(text, str(script))
     assert findings == [], [f"{f.line}: {f.rule} {f.message}" for f in findings]
 

@@ -32,18 +32,18 @@ from tests.compose.compose_cases import (
     FULL,
     GLOBAL_BATCH,
     HELPERS_DRIVER,
+    RUFF_RULES,
     SUPPORTED,
     UNSUPPORTED,
     WORKLOAD,
     assert_refused_before_writing,
     case_id,
+    check_composed_source,
     flags,
     options,
     ruff,
     write_script,
 )
-
-RUFF_RULES = "W,I,B,UP"  # on top of ruff's defaults
 
 
 def load(path: Path) -> dict:
@@ -54,20 +54,7 @@ def load(path: Path) -> dict:
 
 def check_source(script: Path, features: tuple[str, ...]) -> None:
     """No template leftovers, every tip of every chosen feature cited, ruff clean."""
-    text = script.read_text(encoding="utf-8")
-    for leftover in ("{{", "{%", "{#"):
-        assert leftover not in text, f"template leftover {leftover!r}"
-    cites = read_tips_by_feature()
-    chosen = options(flags(features)).features()
-    expected = {t for f in chosen for t in cites.get(f, [])}
-    assert set(cited_tips(text)) == expected
-    for number, line in enumerate(text.splitlines(), 1):
-        if "# tip: " not in line and "python -m generator compose" not in line:
-            assert len(line) <= 88, f"line {number} is {len(line)} characters long"
-    lint = ruff("check", "--extend-select", RUFF_RULES, script.name, cwd=script.parent)
-    assert lint.returncode == 0, lint.stdout + lint.stderr
-    fmt = ruff("format", "--check", "--diff", script.name, cwd=script.parent)
-    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    check_composed_source(script, flags(features))
 
 
 # --- every combination --------------------------------------------------------------------

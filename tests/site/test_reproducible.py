@@ -6,12 +6,9 @@ sitemaps. The second build costs one more `mkdocs build` (about 16 s on the CI m
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from generator import paths
+from tests.helpers import build_site
 
 
 def _digests(site: Path) -> dict[str, str]:
@@ -24,16 +21,8 @@ def _digests(site: Path) -> dict[str, str]:
 
 def test_two_builds_of_the_same_tree_are_byte_identical(built_site: Path, tmp_path: Path) -> None:
     again = tmp_path / "site"
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(again)],
-        cwd=paths.ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    failure = build_site(again)
+    assert failure is None, failure
     first, second = _digests(built_site), _digests(again)
     assert any(name.endswith(".pf_meta") for name in first)  # Pagefind's index is compared
     assert sorted(first) == sorted(second), set(first) ^ set(second)

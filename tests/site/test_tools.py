@@ -327,7 +327,9 @@ def test_download_and_copy_wait_until_the_script_answers_the_form(
         "document.querySelector('#compose-output').dataset.state === 'done'"
         " && document.querySelector('#compose-output').dataset.flags.includes('--compile')"
     )
-    expected = compose(parse_flags(["--model", "gpt", "--compile", "--fsdp"]), read_tips_by_feature())
+    expected = compose(
+        parse_flags(["--model", "gpt", "--compile", "--fsdp"]), read_tips_by_feature()
+    )
     _assert_ready(page, expected, L)
     # Not distributed: no launch commands.
     page.evaluate(COMPOSE_JS, "?model=gpt")
