@@ -10,7 +10,9 @@ with the environment torchrun gives a worker (`rank_env`: ``RANK``, ``LOCAL_RANK
 ``TORCHELASTIC_*``, ``OMP_NUM_THREADS``) and the store torchrun's agent hosts
 (``TORCHELASTIC_USE_AGENT_STORE``: the ranks join it as clients). As torchrun, it stops every
 rank when one fails (SIGTERM to its process group, SIGKILL 5 s later) and exits 1, passes
-SIGTERM and SIGINT on to the ranks, and exits 0 when every rank did.
+SIGTERM and SIGINT on to the ranks, and exits 0 when every rank did. It runs in a session of
+its own, so it also stops the ranks when the process that started it dies (a SIGTERM to that
+process's group, or kill -9), rather than leave them running.
 
 A record whose subject is torchrun itself (signals to the launcher, restarts) sets
 ``launch.torchrun`` and runs under the real one; ``PYTORCH_TIPS_TORCHRUN=1`` runs every job
@@ -137,9 +139,13 @@ def launch(nproc: int, script: str) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, forward)
     failed = False
+    parent = os.getppid()
     while running:
         if received:
             _signal_all(running, received.pop())
+        if os.getppid() != parent:  # the harness died (kill -9): no rank may outlive it
+            _stop(running)
+            return 1
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +172,48 @@ def test_a_failing_rank_stops_the_other_and_the_job_exits_1(torchrun: bool) -> N
     assert not result.ok and not result.timed_out, result.output
     assert "exit code 1," in result.output, result.output
     assert "--- rank 0 (stopped) ---" in result.output, result.output
+
+
+def test_no_rank_outlives_a_harness_killed_with_sigkill(tmp_path: Path) -> None:
+    """The launcher runs in a session of its own (the harness kills the job by its groups), so
+    it watches the process that started it: when that one is killed (kill -9), the launcher
+    stops the ranks, here asleep for 2 minutes, instead of leaving them running."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    script = (
+        "import os, time\nimport torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\n"
+        "time.sleep(120)\n"
+    )
+    harness = (
+        "import sys\nfrom generator.records.harness import run_variant\n"
+        "from generator.records.schema import Launch\n"
+        "run_variant(sys.stdin.read(), None, 'snippets/demo/after.py', timeout=300,"
+        " launch=Launch(nproc=2))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", harness], stdin=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    proc.stdin.write(script)
+    proc.stdin.close()
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    ranks = [int(p.name) for p in pids.iterdir()]
+    assert len(ranks) == 2, ranks
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 15  # SIGTERM, then SIGKILL after 5 s
+    while any(_alive(pid) for pid in ranks) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in ranks if _alive(pid)], "a rank outlived its harness"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead: it waits only for its parent (here, init) to reap it.
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
